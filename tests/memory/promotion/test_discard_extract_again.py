@@ -15,13 +15,17 @@ from typing import Any
 
 import pytest
 from recall_world import git
-from test_review import TEXT, WINDOW, Flow, candidate, store, write_approved_entry
+from test_review import TEXT, WINDOW, Flow, candidate, request_for, store, write_approved_entry
 
 from support import teamlore_cli
 from teamlore.core import errors
+from teamlore.core.canonical import digest
+from teamlore.memory.extraction.evidence import task_scope
 
 ENTRY = "release-tag-prefix"
 WRONG = "Release tags may be pushed without running any test."
+TAGS = "Release tags need a v prefix."
+TESTS = "Run the release tests before pushing a tag."
 
 
 @pytest.fixture()
@@ -164,3 +168,87 @@ def test_turns_put_back_while_a_draft_of_theirs_awaits_adjudication_stay_put_bac
     with flow.state() as state:
         (row,) = state.execute("SELECT status, extraction_round FROM chunks").fetchall()
     assert tuple(row) == ("pending", 2)
+
+
+def _evidence_of(item: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(e["kind"], e["display"]) for s in item["statements"] for e in s["evidence"]]
+
+
+def test_a_candidate_extracted_again_keeps_its_evidence_through_review_and_prepare(
+    flow: Flow,
+) -> None:
+    """The task of turns put back is cut with its round in the evidence scope: review and
+    prepare resolve its citations (dates, commits, excerpts) as they do a first round's, and
+    the candidates of earlier rounds of the same chunk keep theirs."""
+
+    def cited() -> list[tuple[str, list[str]]]:  # two claim units: a Statements: list
+        return [(TAGS, [flow.turn_ev(1)]), (TESTS, [flow.turn_ev(3)])]
+
+    first, sibling = flow.quarantine(
+        [candidate(TEXT, cited()), candidate(WRONG, [(WRONG, [flow.turn_ev(3)])])]
+    )
+    shown = _evidence_of(flow.item(first))
+    assert [kind for kind, _ in shown] == ["turn", "turn"]
+    sibling_before = flow.item(sibling)
+
+    flow.op("memory.discard", {"candidateId": first, "extractAgain": True})
+    (flow._task,) = _recall(flow)["sources"]  # round 1
+    staged = flow.stage([candidate(TEXT, cited())])
+    (draft,) = staged["adjudicationTask"]["drafts"]
+    flow.adjudicate(staged, [store(draft["candidateId"])])
+
+    again = flow.item(draft["candidateId"])
+    assert _evidence_of(again) == shown  # the same turns, resolved (not `unresolved`)
+    assert again["publicEvidence"] == {
+        "repository": "github.com/acme/shop",
+        "commits": [flow.fixed],
+        "paths": [],
+        "occurred": ["2026-03-02"],
+    }
+    # a candidate of round 0 of the same chunk (now at round 1) still resolves, unchanged
+    assert flow.item(sibling) == sibling_before
+
+    planned = flow.op("memory.prepare", request_for(again))
+    assert planned["status"] == "generated"
+    with flow.state() as state:
+        (content,) = [
+            bytes(row[0]).decode()
+            for row in state.execute("SELECT sanitized_content FROM promotion_files")
+        ]
+    assert content == again["files"][0]["preview"]
+    assert 'occurred: ["2026-03-02"]' in content and f'"hash":"{flow.fixed}"' in content
+    assert f"- {TAGS} (evidence: turn of 2026-03-02)" in content
+    assert f"- {TESTS} (evidence: turn of 2026-03-02; commit {flow.fixed})" in content
+
+
+def test_a_round_one_candidate_resolves_after_its_chunk_went_to_round_two(flow: Flow) -> None:
+    """The round is the task's, not the chunk's current one: a draft of round 1 adjudicated
+    after its turns were put back once more (round 2) keeps its evidence."""
+    first, second = flow.quarantine(
+        [
+            candidate(TEXT, [(TEXT, [flow.turn_ev(1)])]),
+            candidate(WRONG, [(WRONG, [flow.turn_ev(1)])]),
+        ]
+    )
+    flow.op("memory.discard", {"candidateId": first, "extractAgain": True})
+    (flow._task,) = _recall(flow)["sources"]
+    staged = flow.stage([candidate(TEXT, [(TEXT, [flow.turn_ev(3)])])])
+    (draft,) = staged["adjudicationTask"]["drafts"]
+    flow.op("memory.discard", {"candidateId": second, "extractAgain": True})
+    flow.adjudicate(
+        flow.stage([candidate(TEXT, [(TEXT, [flow.turn_ev(3)])])]), [store(draft["candidateId"])]
+    )
+    item = flow.item(draft["candidateId"])
+    assert [kind for kind, _ in _evidence_of(item)] == ["turn"]
+    assert item["publicEvidence"]["commits"] == [flow.fixed]
+
+
+def test_a_first_round_task_keeps_the_scope_its_evidence_ids_were_made_with() -> None:
+    """Round 0 leaves the round out of the scope: candidates and plans recorded before rounds
+    existed keep resolving; a later round is another scope, so other evidence ids."""
+    owner = {"repositoryKey": "r" * 64, "worktreeKey": "w" * 64}
+    before = digest({"owner": owner, "sessionKey": "s" * 64, "chunk": "c" * 64})
+    assert task_scope(owner, "s" * 64, "c" * 64) == before
+    assert task_scope(owner, "s" * 64, "c" * 64, 0) == before
+    rounds = {task_scope(owner, "s" * 64, "c" * 64, n) for n in (0, 1, 2)}
+    assert len(rounds) == 3

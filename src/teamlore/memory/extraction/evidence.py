@@ -25,8 +25,9 @@ Catalog sources, for the turns of one chunk:
            Pointer `{kind, worktreeKey, path}`.
 
 Every pointer also carries `salt`, a keyed digest (local origin secret) of the task scope
-(owner, session, chunk digest), so `pointerDigest = digest(pointer)` is random-looking, stable
-for the same task inputs and meaningless to anyone else. `evidenceId = ev-<n>-<pointerDigest[:12]>`
+(`task_scope`: owner, session, chunk digest and, for turns put back, the extraction round), so
+`pointerDigest = digest(pointer)` is random-looking, stable for the same task inputs and
+meaningless to anyone else. `evidenceId = ev-<n>-<pointerDigest[:12]>`
 (the ExtractionTask@v1 contract form), n = 1-based position after sorting the catalog by kind
 (commit < turn < path) then pointerDigest. `display` holds public-safe text only:
 `turn N @ <time>`, `commit <full hash>[ @ <public repo identity>]`, `path <repo-relative path>`.
@@ -138,6 +139,20 @@ class Catalog:
 
 def pointer_digest(pointer: dict[str, Any]) -> str:
     return digest(pointer)
+
+
+def task_scope(
+    owner: dict[str, str], session_key: str, chunk_digest: str, extraction_round: int = 0
+) -> str:
+    """The scope a task's pointer salt is keyed on: its owner, session and chunk digest, and
+    the chunk's extraction round when a person put its turns back (extracted_turns.py), so the
+    task cut from them gets new evidence ids and a new task id. Round 0 leaves the round out:
+    the evidence ids of every task cut before rounds existed stay as they were. Recall (when it
+    cuts a task) and review (when it resolves a citation) both key on this scope."""
+    scoped: dict[str, Any] = {"owner": owner, "sessionKey": session_key, "chunk": chunk_digest}
+    if extraction_round:
+        scoped["round"] = extraction_round
+    return digest(scoped)
 
 
 def pointer_salt(scope: str, home: Path | None = None) -> str:

@@ -59,7 +59,13 @@ from teamlore.memory.extraction.chunking import (
     payload_event,
     runs_around_staged,
 )
-from teamlore.memory.extraction.evidence import Catalog, CatalogTurn, EvidenceRecord, build_catalog
+from teamlore.memory.extraction.evidence import (
+    Catalog,
+    CatalogTurn,
+    EvidenceRecord,
+    build_catalog,
+    task_scope,
+)
 from teamlore.memory.extraction.exclusions import excluded_keys
 from teamlore.memory.extraction.extracted_turns import (
     done_ranges,
@@ -321,9 +327,8 @@ def build_task(
     extraction_round: int = 0,
 ) -> BuiltTask:
     identity = ctx.owner.identity
-    scoped = {"owner": ctx.owner.owner, "sessionKey": session_key, "chunk": chunk.chunk_digest}
     # turns a person put back get new evidence ids, so a new task id (extracted_turns.py)
-    scope = digest({**scoped, "round": extraction_round} if extraction_round else scoped)
+    scope = task_scope(ctx.owner.owner, session_key, chunk.chunk_digest, extraction_round)
     catalog = build_catalog(
         (
             CatalogTurn(

@@ -15,7 +15,8 @@ without that key: it binds all of the above. Drafts whose adjudication failed ar
 
 Evidence resolution (`EvidenceResolver`): the state DB keeps only pointer digests of what a
 statement cites. Every pointer carries the task's keyed salt (`memory.evidence`), recomputable
-from the recorded chunk (owner, session key, chunk digest); the resolver rebuilds the pointers of
+from the recorded chunk (owner, session key, chunk digest, and the round the task was cut in: one
+of the chunk's rounds so far, `evidence.task_scope`); the resolver rebuilds the pointers of
 the chunk's turns, of the commits linked to them and of the paths they wrote from the current
 L0 index and matches digests — so a citation resolves exactly, or not at all (`unresolved`).
 A turn cited at a revision the index no longer has keeps its identity but loses its excerpt,
@@ -29,6 +30,7 @@ import sqlite3
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +38,6 @@ import orjson
 
 from teamlore.contracts import digests
 from teamlore.core import errors
-from teamlore.core.canonical import digest
 from teamlore.core.secrets import sanitize_text
 from teamlore.core.secrets.mask import masked_text
 from teamlore.core.secrets.sanitize import (
@@ -50,6 +51,7 @@ from teamlore.memory.extraction.evidence import (
     STRENGTH_RANK,
     pointer_digest,
     pointer_salt,
+    task_scope,
     turn_strength,
 )
 from teamlore.memory.extraction.typed_facts import (
@@ -215,7 +217,7 @@ class ResolvedEvidence:
 class _TaskPointers:
     by_digest: dict[str, ResolvedEvidence] = field(default_factory=dict)
     turns: list[Any] = field(default_factory=list)  # selection.SelectedTurn
-    salt: str = ""
+    salts: tuple[str, ...] = ()  # one per extraction round the task may have been cut in
 
 
 class EvidenceResolver:
@@ -243,7 +245,7 @@ class EvidenceResolver:
         found = _TaskPointers()
         self._tasks[task_id] = found
         row = self._state.execute(
-            "SELECT c.session_key, c.turn_range, c.chunk_digest FROM tasks t "
+            "SELECT c.session_key, c.turn_range, c.chunk_digest, c.extraction_round FROM tasks t "
             "JOIN chunks c ON c.chunk_ref = t.chunk_ref WHERE t.task_id = ? "
             "AND t.repository_key = ? AND t.worktree_key = ?",
             (task_id, self._identity.repository_key, self._identity.worktree_key),
@@ -254,34 +256,41 @@ class EvidenceResolver:
             "repositoryKey": self._identity.repository_key,
             "worktreeKey": self._identity.worktree_key,
         }
-        scope = digest({"owner": owner, "sessionKey": row[0], "chunk": row[2]})
-        found.salt = pointer_salt(scope, self._home)
+        # the chunk records only its current round, and a task was cut in one of the rounds up
+        # to it (a candidate of an earlier round outlives a put-back: a sibling, or a draft
+        # adjudicated after it): its pointers carry that round's salt, no other one matches
+        found.salts = tuple(
+            pointer_salt(task_scope(owner, row[0], row[2], round_), self._home)
+            for round_ in range(int(row[3]), -1, -1)
+        )
         start, _, end = str(row[1]).partition("-")
         found.turns = load_turns(
             self._index, self._identity, row[0], list(range(int(start), int(end) + 1))
         )
-        for turn in found.turns:
-            for edge in turn.edges:
-                pointer = {
-                    "kind": "commit",
-                    "repositoryKey": self._identity.repository_key,
-                    "commitHash": edge.commit_hash,
-                    "salt": found.salt,
-                }
-                found.by_digest.setdefault(
-                    pointer_digest(pointer),
-                    ResolvedEvidence("", "", "commit", None, (), commit_hash=edge.commit_hash),
-                )
-            for path in turn.written_paths:
-                pointer = {
-                    "kind": "path",
-                    "worktreeKey": self._identity.worktree_key,
-                    "path": path,
-                    "salt": found.salt,
-                }
-                found.by_digest.setdefault(
-                    pointer_digest(pointer), ResolvedEvidence("", "", "path", None, (), path=path)
-                )
+        for salt in found.salts:
+            for turn in found.turns:
+                for edge in turn.edges:
+                    pointer = {
+                        "kind": "commit",
+                        "repositoryKey": self._identity.repository_key,
+                        "commitHash": edge.commit_hash,
+                        "salt": salt,
+                    }
+                    found.by_digest.setdefault(
+                        pointer_digest(pointer),
+                        ResolvedEvidence("", "", "commit", None, (), commit_hash=edge.commit_hash),
+                    )
+                for path in turn.written_paths:
+                    pointer = {
+                        "kind": "path",
+                        "worktreeKey": self._identity.worktree_key,
+                        "path": path,
+                        "salt": salt,
+                    }
+                    found.by_digest.setdefault(
+                        pointer_digest(pointer),
+                        ResolvedEvidence("", "", "path", None, (), path=path),
+                    )
         return found
 
     def _turn(
@@ -290,13 +299,13 @@ class EvidenceResolver:
         session_key, revision = ref["session_key"], ref["revision"]
         if session_key is None or revision is None:
             return None
-        for turn in found.turns:
+        for salt, turn in product(found.salts, found.turns):
             pointer = {
                 "kind": "turn",
                 "sessionKey": session_key,
                 "turnIndex": turn.index,
                 "revision": revision,
-                "salt": found.salt,
+                "salt": salt,
             }
             if pointer_digest(pointer) != ref["pointer_digest"]:
                 continue
