@@ -293,3 +293,18 @@ def test_a_file_whose_name_holds_a_space_stays_whole_when_it_is_there(user_home:
         "x" * 30,
         "  ~/código proj/my notes/read me.md is there",
     ]
+
+
+def test_the_watch_log_is_wrapped_on_a_terminal_and_one_line_an_event_in_a_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`teamlore watch` started with a 120-column line a terminal cut mid-word."""
+    from teamlore.cli.watch import event_lines
+
+    monkeypatch.setenv("COLUMNS", "80")
+    output.forget_consoles()
+    started = {"folders": 2}
+    on_screen = event_lines("started", started, terminal=True)
+    assert len(on_screen) > 1 and past(80, "\n".join(on_screen)) == []
+    [logged] = event_lines("started", started, terminal=False)
+    assert logged == " ".join(" ".join(on_screen).split())

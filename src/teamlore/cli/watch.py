@@ -404,7 +404,8 @@ class Server:
         if self.fmt is OutputFormat.json:
             sys.stdout.write(json_text({"event": name, **fields}) + "\n")
         else:
-            sys.stdout.write(_event_text(name, fields) + "\n")
+            for line in event_lines(name, fields, terminal=sys.stdout.isatty()):
+                sys.stdout.write(line + "\n")
         sys.stdout.flush()
 
 
@@ -459,6 +460,13 @@ _COUNTED_NOUNS = {
     "turnsWritten": "turn",
     "turns": "turn",
 }
+
+
+def event_lines(name: str, fields: dict[str, Any], *, terminal: bool) -> list[str]:
+    """An event of the text log: wrapped at words on a terminal, where a person reads it, as
+    teamlore's own words are; one line in a log file or a pipe, to grep."""
+    text = _event_text(name, fields)
+    return output.wrapped_lines("", text) if terminal else [text]
 
 
 def _event_text(name: str, fields: dict[str, Any]) -> str:
