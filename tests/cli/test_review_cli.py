@@ -264,7 +264,7 @@ def test_review_shows_a_statement_as_promotion_writes_it(tmp_path: Path, home: P
     assert words(printed).count(words(LOCAL_PATHS_WRITTEN)) >= 2
     assert f"\n  {LOCAL_PATHS_NOTICE}\n" in printed
     assert f"\n    {LOCAL_PATHS_NOTICE}\n" in printed
-    assert "run-the-release-script-from-local-path-or-local-path-on" in printed
+    assert "run-the-release-script-from-local-path-or-on-windows-and" in printed
     document = json.loads(review((repo, home), "--format", "json"))
     item = document["items"][0]
     # JSON keeps the staged text (its digest is what a PrepareRequest@v1 echoes)

@@ -59,4 +59,4 @@ def test_the_page_shows_what_promotion_writes(tmp_path: Path, home: Path) -> Non
         assert "/home/alice" not in page_text and "C:\\Users\\bob" not in page_text
         assert "/Users/carol" not in page_text
     assert WRITTEN[:60] in queue
-    assert "run-the-release-script-from-local-path-or-local-path-on" in shown
+    assert "run-the-release-script-from-local-path-or-on-windows-and" in shown  # each word once

@@ -88,3 +88,53 @@ def test_mixed_text_takes_each_word_once(tmp_path: Path) -> None:
     )
     assert entry_id.startswith("python-3-12-slim-alpine-")
     assert entry_id.count("python") == 1 and entry_id.count("alpine") == 1
+
+
+def _english_id(repo: Path, content: str, statements: list[str], days: list[str]) -> str:
+    """The id promotion gives a new entry whose statements cite one turn each, of `days`."""
+    view = CandidateView(
+        candidate_id="cand-en",
+        kind="entry",
+        status="quarantined",
+        adjudication="store",
+        revision=1,
+        content_digest="",
+        payload={"content": content, "type": "work_fact"},
+        statements=[
+            _statement(n, t, d) for n, (t, d) in enumerate(zip(statements, days, strict=True))
+        ],
+    )
+    [file] = render_entry_candidate(view, RenderContext(repo, None, set()))
+    return file.entry_id
+
+
+def test_an_english_entry_is_named_by_its_own_words_alone(tmp_path: Path) -> None:
+    """An English lesson's id is what it always was: the lesson's words, never its statements'
+    (which repeat the lesson or say more) nor teamlore's `Statements:` list."""
+    repo = tmp_path / "repo"
+    (repo / ".threadshare/memory/entries").mkdir(parents=True)
+    lesson = "Run alembic upgrade head before tests"
+    assert _english_id(repo, lesson, [lesson], ["2026-11-20"]) == (
+        "run-alembic-upgrade-head-before-tests"
+    )
+    uv = ["The team uses uv sync, never pip install"]
+    assert _english_id(repo, "Use uv", uv, ["2026-11-20"]) == "use-uv"
+    # two claim units: the body lists them after `Statements:`, the id does not
+    both = [*uv, "CI runs uv sync --frozen"]
+    assert _english_id(repo, "Use uv", both, ["2026-11-20", "2026-11-21"]) == "use-uv"
+
+
+def test_an_english_id_never_repeats_a_word() -> None:
+    assert entry_slug("Pin the version; pin it in uv.lock") == "pin-the-version-it-in-uv-lock"
+    assert entry_slug("Use the fixture, not the mock") == "use-the-fixture-not-mock"
+
+
+def test_a_lesson_with_no_ascii_word_is_named_by_its_statements_commands(tmp_path: Path) -> None:
+    """The statements name an entry only when the lesson has no ASCII word to name it by."""
+    repo = tmp_path / "repo"
+    (repo / ".threadshare/memory/entries").mkdir(parents=True)
+    entry_id = _english_id(
+        repo, "部署前先迁移数据库。", ["先执行 alembic upgrade head"], ["2026-11-20"]
+    )
+    assert entry_id.startswith("alembic-upgrade-head-")
+    assert len(entry_id) == len("alembic-upgrade-head-") + HASH_SUFFIX_LENGTH

@@ -14,9 +14,12 @@ call, `tool #M` as `teamlore sessions show` numbers them.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
+import sys
+import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,29 +38,97 @@ FUSION_DEPTH = 30
 
 
 # A review is read again and again (the review page reloads a candidate on each decision, the
-# queue every candidate): the work it repeats is kept, each result keyed by everything it is
-# computed from, for this many turns and statements (least recently used dropped first) —
-# a turn's passages (masking its secrets is most of the cost), their vectors and a statement's,
-# and how the words of a statement rank a turn's passages.
+# queue every candidate): the work it repeats is kept — a turn's passages (masking its secrets is
+# most of the cost), their vectors and a statement's, and how the words of a statement rank a
+# turn's passages. Each result is keyed by a digest of everything it is computed from (never by
+# those texts themselves: a key holding a turn's text kept it alive), so a kept result is what
+# computing it again gives; each cache holds at most CACHED results and at most its budget of
+# bytes of them (least recently used dropped first; a result bigger than the whole budget is not
+# kept), so a long-running `teamlore ui` holds a few megabytes however big the turns it reviewed.
 CACHED = 512
-_PASSAGES: OrderedDict[Hashable, list[Passage]] = OrderedDict()
-_EMBEDDED: OrderedDict[Hashable, Any] = OrderedDict()
-_QUERIES: OrderedDict[Hashable, Any] = OrderedDict()
-_LEXICAL: OrderedDict[Hashable, list[tuple[int, float]]] = OrderedDict()
+PASSAGES_BUDGET = 8 * 1024 * 1024
+VECTORS_BUDGET = 8 * 1024 * 1024
+RANKINGS_BUDGET = 1024 * 1024
 
 
-def _kept(cache: OrderedDict[Hashable, Any], key: Hashable) -> Any:
-    found = cache.get(key)
-    if found is not None:
-        cache.move_to_end(key)
-    return found
+class _Kept:
+    """Results by key, least recently used dropped first, within `CACHED` of them and `budget`
+    bytes (each result weighed by `weigh`)."""
+
+    def __init__(self, budget: int, weigh: Callable[[Any], int]) -> None:
+        self.budget = budget
+        self.weigh = weigh
+        self.held = 0
+        self._results: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Any:
+        with self._lock:
+            found = self._results.get(key)
+            if found is None:
+                return None
+            self._results.move_to_end(key)
+            return found[0]
+
+    def keep(self, key: Hashable, value: Any) -> Any:
+        weight = self.weigh(value)
+        if weight > self.budget:
+            return value
+        with self._lock:
+            previous = self._results.pop(key, None)
+            if previous is not None:
+                self.held -= previous[1]
+            self._results[key] = (value, weight)
+            self.held += weight
+            while len(self._results) > CACHED or self.held > self.budget:
+                self.held -= self._results.popitem(last=False)[1][1]
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._results.clear()
+            self.held = 0
 
 
-def _keep(cache: OrderedDict[Hashable, Any], key: Hashable, value: Any) -> Any:
-    cache[key] = value
-    while len(cache) > CACHED:
-        cache.popitem(last=False)
-    return value
+def _passages_weight(passages: list[Passage]) -> int:
+    return sys.getsizeof(passages) + sum(
+        sys.getsizeof(p) + sys.getsizeof(p.text) + sys.getsizeof(p.header) for p in passages
+    )
+
+
+def _ranking_weight(ranking: list[tuple[int, float]]) -> int:
+    return sys.getsizeof(ranking) + len(ranking) * (sys.getsizeof((0, 0.0)) + 56)
+
+
+def _array_weight(array: Any) -> int:
+    return sys.getsizeof(array) + int(getattr(array, "nbytes", 0))
+
+
+_PASSAGES = _Kept(PASSAGES_BUDGET, _passages_weight)
+_EMBEDDED = _Kept(VECTORS_BUDGET, _array_weight)
+_QUERIES = _Kept(RANKINGS_BUDGET, _array_weight)
+_LEXICAL = _Kept(RANKINGS_BUDGET, _ranking_weight)
+
+
+def clear_caches() -> None:
+    """Forget every kept result (tests; a result is recomputed the next time it is asked)."""
+    for cache in (_PASSAGES, _EMBEDDED, _QUERIES, _LEXICAL):
+        cache.clear()
+
+
+def _digest(*parts: str | int | None) -> bytes:
+    """blake2b of `parts`, each tagged with its type and length so no two lists share one."""
+    hashed = hashlib.blake2b(digest_size=32)
+    for part in parts:
+        if part is None:
+            hashed.update(b"n;")
+        elif isinstance(part, int):
+            hashed.update(b"i%d;" % part)
+        else:
+            data = part.encode("utf-8", "surrogatepass")
+            hashed.update(b"s%d:" % len(data))
+            hashed.update(data)
+    return hashed.digest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,17 +195,14 @@ def turn_passages(turn: Any) -> list[Passage]:
     """Every passage of a selection.SelectedTurn, in the order of the turn. Each text has its
     secrets masked (core/secrets/mask.py) before it is cut into windows: a passage is the
     excerpt a reviewer sees, and a window's edge must not leave a piece of a token unmasked."""
-    key = (
-        turn.user_text,
-        turn.assistant_text,
-        tuple(
-            (t.seq, t.name, t.command, t.input, t.status, t.exit_code, t.result_head, t.result_tail)
-            for t in turn.tools
-        ),
-    )
-    kept = _kept(_PASSAGES, key)
+    fields: list[str | int | None] = [turn.user_text, turn.assistant_text, len(turn.tools)]
+    for t in turn.tools:
+        fields += [t.seq, t.name, t.command, t.input, t.status, t.exit_code]
+        fields += [t.result_head, t.result_tail]
+    key = _digest(*fields)
+    kept = _PASSAGES.get(key)
     if kept is None:
-        kept = _keep(_PASSAGES, key, _turn_passages(turn))
+        kept = _PASSAGES.keep(key, _turn_passages(turn))
     return list(kept)
 
 
@@ -151,10 +219,10 @@ def _turn_passages(turn: Any) -> list[Passage]:
 
 def _lexical(statement: str, passages: Sequence[Passage]) -> list[tuple[int, float]]:
     """(passage index, share of the statement's terms held), best BM25 first."""
-    key = (statement, tuple(p.shown() for p in passages))
-    kept = _kept(_LEXICAL, key)
+    key = _digest(statement, len(passages), *(p.shown() for p in passages))
+    kept = _LEXICAL.get(key)
     if kept is None:
-        kept = _keep(_LEXICAL, key, _ranked(statement, passages))
+        kept = _LEXICAL.keep(key, _ranked(statement, passages))
     return list(kept)
 
 
@@ -194,16 +262,17 @@ def _vector(statement: str, passages: Sequence[Passage], home: Path | None) -> l
         return []
     if not isinstance(embedder, BundledEmbedder) or not embedder.reads(statement):
         return []
-    texts = tuple(p.shown() for p in passages)
+    texts = [p.shown() for p in passages]
+    space = embedder.space.key
     try:
-        matrix = _kept(_EMBEDDED, (embedder.space.key, texts))
+        key = _digest(space, len(texts), *texts)
+        matrix = _EMBEDDED.get(key)
         if matrix is None:  # statements citing one turn embed its passages once
-            matrix = _keep(_EMBEDDED, (embedder.space.key, texts), embedder.embed(list(texts)))
-        query = _kept(_QUERIES, (embedder.space.key, statement))
+            matrix = _EMBEDDED.keep(key, embedder.embed(texts))
+        key = _digest(space, statement)
+        query = _QUERIES.get(key)
         if query is None:
-            query = _keep(
-                _QUERIES, (embedder.space.key, statement), embedder.embed_query(statement)
-            )
+            query = _QUERIES.keep(key, embedder.embed_query(statement))
         query = query.reshape(-1)
     except errors.TeamloreError:
         return []

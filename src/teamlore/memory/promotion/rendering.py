@@ -37,7 +37,7 @@ from teamlore.memory.store.lint import (
     known_session_id_findings,
     lint_bytes,
 )
-from teamlore.memory.store.slugs import is_slug
+from teamlore.memory.store.slugs import is_slug, names_itself
 
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 # the note `entry_text` writes after a listed statement: in a candidate's own text it would pass
@@ -91,10 +91,16 @@ def entry_text(
 
 
 def name_text(payload: dict[str, Any], statements: Sequence[StatementView]) -> str:
-    """What a new entry's id is built from: the lesson, then its statements' own texts; never
-    the `Statements:` list and evidence notes `entry_text` adds, which every entry of a day
-    shares (a Chinese lesson's id was `statements-evidence-turn-of-<day>-…`)."""
-    return "\n".join([str(payload.get("content", "")), *(s.text for s in statements)])
+    """What a new entry's id is built from, never the `Statements:` list and evidence notes
+    `entry_text` adds, which every entry of a day shares (a Chinese lesson's id was
+    `statements-evidence-turn-of-<day>-…`). An English lesson (ASCII words only) is named by
+    its own words alone, as it always was (`run-alembic-upgrade-head-before-tests`); a lesson in
+    another script, then its statements' own texts, whose ASCII words (file names, commands)
+    name it when the lesson has too few."""
+    content = str(payload.get("content", ""))
+    if names_itself(content):
+        return content
+    return "\n".join([content, *(s.text for s in statements)])
 
 
 def name_fallback(payload: dict[str, Any]) -> str:

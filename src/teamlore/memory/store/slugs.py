@@ -3,10 +3,11 @@
 An entry id is the file name stem of `entries/<id>.md`: lowercase ASCII words joined by single
 dashes, at most 128 characters (`^[a-z0-9]+(?:-[a-z0-9]+)*$`). Generated ids are at most 60.
 
-`entry_slug` builds one from a title or the entry text. Latin letters with diacritics fold to ASCII
-("Café" -> "cafe"). When the text carries letters or digits that have no ASCII form (Chinese,
-Japanese, Cyrillic, ...) or no ASCII word at all, a short content hash is appended, so two Chinese
-entries get two distinct ids instead of the reference product's shared `memory-entry` placeholder.
+`entry_slug` builds one from a title or the entry text: its words, each once, in order. Latin
+letters with diacritics fold to ASCII ("Café" -> "cafe"). When the text carries letters or digits
+that have no ASCII form (Chinese, Japanese, Cyrillic, ...) or no ASCII word at all, a short
+content hash is appended, so two Chinese entries get two distinct ids instead of the reference
+product's shared `memory-entry` placeholder.
 Such a text's ASCII words are mostly what a Chinese developer writes in ASCII anyway (file names,
 commands, identifiers: `conftest-py-alembic-upgrade-head-…`): each is taken once, and a run that
 reads as a random token (a password or key inside a Chinese sentence) never is. A text with no
@@ -90,6 +91,13 @@ def _cut_words(words: list[str], limit: int) -> str:
     return joined[:limit].rstrip("-")
 
 
+def names_itself(text: str) -> bool:
+    """Whether `text` alone names an entry the English way: it has an ASCII word and no letter
+    or digit of another script (its id is its words, with no hash suffix)."""
+    folded = _fold_to_ascii(text)
+    return _ASCII_WORD.search(folded) is not None and not _has_non_ascii_word_chars(folded)
+
+
 def _name_words(folded: str) -> list[str]:
     """The ASCII words of a text in another script, each once, in order; none that reads as a
     random token rather than words."""
@@ -112,7 +120,7 @@ def entry_slug(
     folded = _fold_to_ascii(title_or_text)
     words = _ASCII_WORD.findall(folded)
     if words and not _has_non_ascii_word_chars(folded):
-        return _cut_words(words, GENERATED_SLUG_MAX_LENGTH)
+        return _cut_words(list(dict.fromkeys(words)), GENERATED_SLUG_MAX_LENGTH)
     suffix = content_hash(title_or_text if whole is None else whole)
     room = GENERATED_SLUG_MAX_LENGTH - HASH_SUFFIX_LENGTH - 1
     words = _name_words(folded)
