@@ -5,8 +5,9 @@ saw: the candidate's revision and the statement's `statementTextDigest` and `cit
 from `memory.review`. A decision whose binding no longer matches the current review is *stale*
 and counts as undecided (the page says so). Nothing reaches the state DB until the person
 prepares a plan: then the confirmed statements go to `memory.prepare` as a PrepareRequest@v1,
-which re-checks the same digests and records them as `human-confirmed` — exactly what
-`teamlore memory confirm` and the MCP `threadshare_memory_prepare` tool do.
+which re-checks the same digests and records them as `human-confirmed`, as the MCP
+`threadshare_memory_prepare` tool does. (`teamlore memory confirm` stores each `y` as
+`human-confirmed` at once, without a plan: the page shows such a statement confirmed.)
 
 A *rejected* statement keeps its candidate out of the plan (every generated statement of a
 candidate must be confirmed for it to be promoted); the person can discard the candidate with a
@@ -84,10 +85,11 @@ class Decisions:
 
     def undoable(self, item: dict[str, Any], statement: dict[str, Any]) -> bool:
         """Whether Undo takes something back: a decision made on this page. A confirmation
-        recorded by an earlier plan (`memory.prepare`, from the page or `memory confirm`) is in
-        the state DB; no operation takes it back, so Undo is not offered for it (the page says
-        how to: discard the candidate). Nor is it for the page's own Confirm once a plan stored
-        it: forgetting that decision would leave the statement confirmed all the same."""
+        stored in the state DB — by a `y` at `memory confirm` (stored at once, no plan made) or
+        by a plan prepared (`memory.prepare`, from the page or a terminal) — is taken back by no
+        operation, so Undo is not offered for it (the page says how to: discard the candidate).
+        Nor is it for the page's own Confirm once a plan stored it: forgetting that decision
+        would leave the statement confirmed all the same."""
         with self._lock:
             decision = self._by_statement.get((item["candidateId"], statement["statementId"]))
         if decision is None:
@@ -100,7 +102,7 @@ class Decisions:
         with self._lock:
             decision = self._by_statement.get((item["candidateId"], statement["statementId"]))
         if decision is None:
-            # confirmed in an earlier plan (recorded by memory.prepare) and unchanged since
+            # confirmed in the state (a `y` at memory confirm, or a plan) and unchanged since
             return "confirmed" if statement.get("confirmation") == "confirmed" else "undecided"
         if (
             decision.revision != item["revision"]

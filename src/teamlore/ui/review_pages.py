@@ -10,7 +10,10 @@ with its status now, from the promotion journal (`ops.memory.promote.current_pla
 A candidate's page and a decision on it review that one candidate (`memory.review` with its
 `candidateId`): a click costs one candidate's review, not the queue's. The page's place in the
 queue (n of N, previous, next waiting for a decision) comes from the queue as the queue or plan
-page last loaded it (`UiState.shown_queue`), loaded once when no page has yet.
+page last loaded it (`UiState.shown_queue`, loaded once when no page has yet), brought up to
+date from the state's candidates and assessments tables (`waiting_now`, no review): what was
+discarded or promoted elsewhere (`memory confirm`, `memory discard`) leaves it, what was staged
+since joins it, and a statement confirmed at the terminal since counts as confirmed.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from teamlore.ops.memory.review import (
     prepare_request_from_review,
     short_candidate_id,
     shown_to_a_person,
+    waiting_now,
 )
 from teamlore.ops.registry import OpContext
 from teamlore.ui.pages import (
@@ -104,14 +108,55 @@ async def load_one(state: UiState, candidate_id: str) -> dict[str, Any]:
 
 
 async def queue_with(state: UiState, item: dict[str, Any]) -> list[dict[str, Any]]:
-    """The queue as last loaded with `item` as just reviewed in its place; loaded again when
-    no page loaded it yet or `item` is not in it (staged since)."""
+    """The queue as it stands now with `item` as just reviewed in its place: the queue as last
+    loaded (loaded when no page loaded it yet) less what left it since, wherever it was
+    discarded or promoted, plus what was staged since (reviewed when its page is shown), in
+    review's order, each statement a person confirmed since (`memory confirm`'s `y`) shown
+    confirmed. Read from the candidates and assessments tables (`waiting_now`), not by
+    reviewing the queue again: a page costs one candidate's review."""
     items = state.shown_queue
-    if items is None or _find(items, item["candidateId"]) is None:
+    if items is None:
         items = (await load_review(state))["items"]
-    items = [item if i["candidateId"] == item["candidateId"] else i for i in items]
-    state.shown_queue = items
-    return items
+    ctx = OpContext(cwd=state.repository, home=state.home)
+    now = await run_in_threadpool(waiting_now, ctx)
+    shown = {i["candidateId"]: i for i in items}
+    shown[item["candidateId"]] = item
+    queue = [
+        _confirmed_since(shown[cid], now["confirmed"])
+        if cid in shown
+        else {"candidateId": cid, "kind": now["kinds"][cid], "notReviewed": True}
+        for cid in now["order"]
+        if cid in shown or now["kinds"][cid] in review_kinds()
+    ]
+    if item["candidateId"] not in now["order"]:  # reviewed, then left: its page still shows it
+        queue.append(item)
+    state.shown_queue = queue
+    return queue
+
+
+def _confirmed_since(
+    item: dict[str, Any], confirmed: set[tuple[str, str, str, str]]
+) -> dict[str, Any]:
+    """`item` with each statement a person confirmed since it was reviewed shown confirmed."""
+    if item.get("notReviewed"):
+        return item
+    now = [
+        {**s, "confirmation": "confirmed"}
+        if s.get("confirmation") == "required"
+        and (item["candidateId"], s["statementId"], s["statementTextDigest"], s["citationsDigest"])
+        in confirmed
+        else s
+        for s in item.get("statements", [])
+    ]
+    return item if now == item.get("statements", []) else {**item, "statements": now}
+
+
+def _waiting_for_a_decision(state: UiState, item: dict[str, Any]) -> bool:
+    """Whether the page's next link takes the person to `item`: it needs their decision (one
+    staged since this page last reviewed the queue does, until its page says otherwise)."""
+    return bool(item.get("notReviewed")) or (
+        state.decisions.progress(item).label == "needs your decision"
+    )
 
 
 def _leaves_queue(state: UiState, candidate_ids: list[str]) -> None:
@@ -175,6 +220,7 @@ async def candidate(request: Request) -> Response:
     except errors.TeamloreError as err:
         return error_page(request, err, "Candidate")
     if item is None:
+        _leaves_queue(state, [candidate_id])  # no page links it now
         failed = one.get("failed")
         if failed is not None:
             return page(request, "failed.html", title="Adjudication failed", item=failed)
@@ -188,9 +234,7 @@ async def candidate(request: Request) -> Response:
     ids = [i["candidateId"] for i in items]
     at = ids.index(candidate_id)
     pending = [
-        i["candidateId"]
-        for i in items[at + 1 :] + items[:at]
-        if state.decisions.progress(i).label == "needs your decision"
+        i["candidateId"] for i in items[at + 1 :] + items[:at] if _waiting_for_a_decision(state, i)
     ]
     return page(
         request,
@@ -209,12 +253,13 @@ async def candidate(request: Request) -> Response:
     )
 
 
-# Undo on a statement confirmed by an earlier plan: no operation takes a stored confirmation back
+# Undo on a statement whose confirmation is stored (by a `y` at `memory confirm`, which makes no
+# plan, or by a plan prepared): no operation takes a stored confirmation back
 _NOT_UNDOABLE = (
-    "Nothing was undone: this statement was confirmed when a plan was prepared (here or with "
-    "`teamlore memory confirm`), and that confirmation is stored. To take it back, discard the "
-    "candidate (Discard below, or `teamlore memory discard --candidate {0} --reason …`): "
-    "that voids any plan it is in."
+    "Nothing was undone: this statement's confirmation is stored (a `y` to `teamlore memory "
+    "confirm` stores it at once, a plan prepared here or in a terminal stores it too). To take "
+    "it back, discard the candidate (Discard below, or `teamlore memory discard --candidate {0} "
+    "--reason …`): that voids any plan it is in."
 )
 
 
@@ -237,6 +282,8 @@ async def decide(request: Request) -> Response:
         (s for s in (item or {}).get("statements", []) if s["statementId"] == statement_id), None
     )
     if item is None or statement is None:  # the page was shown before it changed or left
+        if item is None:
+            _leaves_queue(state, [candidate_id])
         where = "is no longer waiting for review" if item is None else "has no such statement now"
         stale = errors.TeamloreError(
             errors.CANDIDATE_STALE,

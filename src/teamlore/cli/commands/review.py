@@ -496,7 +496,8 @@ def confirm(
     try:
         run("memory.confirm", payload, fmt, _render_confirm, cwd=cwd_of(repository), confirm=ask)
     except SystemExit as stop:
-        if stop.code == 130 and interactive:  # Ctrl-C or Ctrl-D: say what was kept
+        # Ctrl-C or Ctrl-D, or a refusal once the person answered: say what was kept
+        if interactive and (stop.code == 130 or (stop.code and asked)):
             _say_kept(asked)
         raise
 
@@ -545,8 +546,8 @@ def _ask(item: dict[str, Any]) -> bool:
 
 
 def _say_kept(asked: list[dict[str, Any]]) -> None:
-    """What a `memory confirm` stopped by Ctrl-C kept of the person's answers (each was stored
-    as it was given), and that no plan was made."""
+    """What a `memory confirm` stopped by Ctrl-C, or by a refusal, kept of the person's answers
+    (each was stored as it was given), and that no plan was made."""
     confirmed = [
         f"{short_id(item['candidateId'])} {', '.join(item['recorded'])}"
         for item in asked
@@ -646,6 +647,9 @@ def _render_confirm(result: dict[str, Any]) -> None:
         _render_prepare(result)
     for discarded in result.get("discarded", []):  # each discarded when it was answered
         _render_discard(discarded)
+    for skipped in result.get("skipped", []):  # discarded, promoted or staged elsewhere
+        said = f"Skipped {short_id(skipped['candidateId'])}: {skipped['why']} ({skipped['code']})."
+        say_wrapped(said, 0)
     for out in result.get("leftOut", []):
         left_out = styled(f"Left out {short_id(out['candidateId'])}", "yellow")
         said = f": {out['why']}; discard it: {out['next']}"

@@ -667,6 +667,35 @@ def awaiting_review(conn: sqlite3.Connection, identity: RepositoryIdentity) -> d
     }
 
 
+def waiting_in_order(
+    conn: sqlite3.Connection, identity: RepositoryIdentity
+) -> tuple[list[tuple[str, str]], set[tuple[str, str, str, str]]]:
+    """What awaits review now, without reviewing any candidate: every quarantined candidate of
+    this worktree as (id, stored kind) in review's order (updated_at, candidate_id), and every
+    statement of them a person confirmed, as (candidate id, statement id, statementTextDigest,
+    citationsDigest): a review shows it `confirmed` while the digests it shows are these."""
+    owner = (identity.repository_key, identity.worktree_key)
+    waiting = [
+        (str(row[0]), str(row[1]))
+        for row in conn.execute(
+            "SELECT candidate_id, candidate_kind FROM candidates WHERE repository_key = ? "
+            "AND worktree_key = ? AND status = 'quarantined' ORDER BY updated_at, candidate_id",
+            owner,
+        )
+    ]
+    confirmed = {
+        (str(row[0]), str(row[1]), str(row[2]), str(row[3]))
+        for row in conn.execute(
+            "SELECT a.candidate_id, a.statement_id, a.statement_text_digest, a.citations_digest "
+            "FROM assessments a JOIN candidates c ON c.candidate_id = a.candidate_id "
+            "WHERE c.repository_key = ? AND c.worktree_key = ? AND c.status = 'quarantined' "
+            "AND a.claim_support = 'human-confirmed'",
+            owner,
+        )
+    }
+    return waiting, confirmed
+
+
 def require_candidate(
     state: sqlite3.Connection, identity: RepositoryIdentity, candidate_id: str
 ) -> sqlite3.Row:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from teamlore.core import errors
 from teamlore.ops.memory.review import (
     REVIEW_PAGE,
     DiscardRequest,
@@ -67,13 +68,16 @@ def memory_confirm(ctx: OpContext, request: ConfirmRequest) -> dict[str, Any]:
     asker is interrupted (`_asked`): `confirmedStatements` (stored as confirmed), `discard`
     (discarded: `discarded` lists them), `stop` (no more questions: the plan is of what was
     confirmed so far, and `stopped` says where and how many candidates after it were not
-    shown). A candidate that cannot go into a plan (blocked by lint, a drifted consolidation)
-    is left out and named in `leftOut` with what to do; nothing is confirmed when a chosen
-    candidate is unknown or left out, or when every candidate is."""
+    shown). A candidate changed elsewhere while it was asked about (discarded, promoted or
+    staged again: CANDIDATE_STALE, CONFIRMATION_DRIFT when its answer is kept) is skipped and
+    named in `skipped`; the questions go on. A candidate that cannot go into a plan (blocked by
+    lint, a drifted consolidation) is left out and named in `leftOut` with what to do; nothing
+    is confirmed when a chosen candidate is unknown or left out, or when every candidate is."""
     ready: list[dict[str, Any]] = []
     left_out: list[dict[str, str]] = []
     apart: list[dict[str, Any]] = []  # the items left out, for a refusal naming them
     discarded: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
     stopped: dict[str, Any] | None = None
     asked = 0
     for page, after in _pages(ctx, request):
@@ -83,10 +87,11 @@ def memory_confirm(ctx: OpContext, request: ConfirmRequest) -> dict[str, Any]:
         items = [i for i in page if i["candidateId"] not in out]
         for at, item in enumerate(items, 1):
             asked += 1
-            if _asked(ctx, item, discarded):
+            if _asked(ctx, item, discarded, skipped):
                 ready.append(item)
             if item.get("stop"):
-                stopped = {"candidateId": item["candidateId"], "notShown": len(page) - at + after}
+                # `items` leaves out what `leftOut` names: those are not "not shown"
+                stopped = {"candidateId": item["candidateId"], "notShown": len(items) - at + after}
                 break
         if stopped:
             break
@@ -94,6 +99,7 @@ def memory_confirm(ctx: OpContext, request: ConfirmRequest) -> dict[str, Any]:
         _refuse(apart, left_out, chosen=False)
     done: dict[str, Any] = {"leftOut": left_out}
     done |= {"discarded": discarded} if discarded else {}
+    done |= {"skipped": skipped} if skipped else {}
     done |= {"stopped": stopped} if stopped else {}
     if not asked:
         nothing = {"status": "nothing-to-confirm", "planId": None, **done}
@@ -139,19 +145,53 @@ def _pages(ctx: OpContext, request: ConfirmRequest) -> Iterator[tuple[list[dict[
             return
 
 
-def _asked(ctx: OpContext, item: dict[str, Any], discarded: list[dict[str, Any]]) -> bool:
-    """Whether the person confirmed `item` (`ctx.confirm`). What they answered is kept at once,
-    even when they stop with Ctrl-C half-way through its statements: the statements they
-    confirmed (then in `item["recorded"]`) or the discard (then in `item["discarded"]`)."""
+def _asked(
+    ctx: OpContext,
+    item: dict[str, Any],
+    discarded: list[dict[str, Any]],
+    skipped: list[dict[str, Any]],
+) -> bool:
+    """Whether the person confirmed `item` (`ctx.confirm`) and it can go into the plan. What
+    they answered is kept at once, even when they stop with Ctrl-C half-way through its
+    statements: the statements they confirmed (then in `item["recorded"]`) or the discard (then
+    in `item["discarded"]`). A candidate that changed elsewhere while it was asked about is not
+    kept and not planned: it is skipped (then in `item["skipped"]` and `skipped`)."""
     if ctx.confirm is None:
         return True
+    confirmed = False
     try:
-        return ctx.confirm(item)
+        confirmed = ctx.confirm(item)
     finally:
-        _keep_answers(ctx, item, discarded)
+        kept = _keep_answers(ctx, item, discarded)
+        if not kept:
+            skipped.append(item["skipped"])
+    return confirmed and kept
 
 
-def _keep_answers(ctx: OpContext, item: dict[str, Any], discarded: list[dict[str, Any]]) -> None:
+# what a candidate changed elsewhere while it was asked about is refused with when its answer is
+# kept: it is skipped, not the end of the questions
+_CHANGED_MEANWHILE = (errors.CANDIDATE_STALE.code, errors.CONFIRMATION_DRIFT.code)
+
+
+def _keep_answers(ctx: OpContext, item: dict[str, Any], discarded: list[dict[str, Any]]) -> bool:
+    """Keep what the person answered about `item`; False when it changed elsewhere since it was
+    shown (discarded, promoted or staged again): nothing of it is kept, and `item["skipped"]`
+    says so."""
+    try:
+        _keep(ctx, item, discarded)
+    except errors.TeamloreError as err:
+        if err.code not in _CHANGED_MEANWHILE:
+            raise
+        item["skipped"] = {
+            "candidateId": item["candidateId"],
+            "code": err.code,
+            "why": "changed meanwhile; review it again",
+        }
+        return False
+    return True
+
+
+def _keep(ctx: OpContext, item: dict[str, Any], discarded: list[dict[str, Any]]) -> None:
     from teamlore.memory.promotion.prepare import record_confirmations
 
     if item.get("discard"):  # the candidate goes whole: what was said of its statements too

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -435,6 +435,23 @@ def awaiting_other_kinds(ctx: OpContext, kind: str) -> dict[str, int]:
         if its != kind:
             counts[its] = counts.get(its, 0) + 1
     return dict(sorted(counts.items()))
+
+
+def waiting_now(ctx: OpContext) -> dict[str, Any]:
+    """What awaits review now, cheaply (no candidate is reviewed; the review page places a
+    candidate in the queue by it): `order`, the ids of every candidate waiting, each kind's in
+    review's order, kinds in the order `memory.review` takes them (entry, skill,
+    consolidation); `kinds`, id → kind as `--kind` names it; `confirmed`, (candidate,
+    statement, statementTextDigest, citationsDigest) of each statement a person confirmed."""
+    from teamlore.memory.promotion.review import REQUEST_KIND, waiting_in_order
+
+    with open_owner(ctx, for_read=True) as owner:
+        waiting, confirmed = waiting_in_order(owner.state, owner.identity)
+    kinds = {cid: REQUEST_KIND.get(stored, stored) for cid, stored in waiting}
+    taken = get_args(ReviewRequest.model_fields["kind"].annotation)
+    rank = {kind: n for n, kind in enumerate(taken)}
+    order = sorted(kinds, key=lambda cid: rank.get(kinds[cid], len(rank)))  # stable: in kind
+    return {"order": order, "kinds": kinds, "confirmed": confirmed}
 
 
 def _awaiting_sentence(others: dict[str, int]) -> str:
