@@ -65,7 +65,7 @@ def test_confirm_without_a_terminal_names_the_review_page(quarantined: Path) -> 
 def test_yes_confirms_only_candidates_made_of_typed_facts(quarantined: Path) -> None:
     proc = teamlore_cli("memory", "confirm", "--yes", cwd=quarantined)
     assert proc.returncode == 0, proc.stderr
-    assert "Nothing confirmed" in proc.stdout
+    assert "no plan recorded" in proc.stdout
     assert "1 statement (s1) needs a person" in " ".join(proc.stderr.split())
 
 
@@ -73,7 +73,7 @@ def test_a_person_answers_each_statement_on_a_terminal(quarantined: Path) -> Non
     code, printed = teamlore_in_pty("memory", "confirm", answers=["n"], cwd=quarantined)
     assert code == 0, printed
     assert "Is statement s1 true? [y/d/q/N]" in printed
-    assert "Nothing confirmed" in printed and "stays in quarantine" in printed
+    assert "no plan recorded" in printed and "stays in quarantine" in printed
     code, printed = teamlore_in_pty("memory", "confirm", answers=["y"], cwd=quarantined)
     assert code == 0 and "Plan " in printed, printed
 
@@ -581,7 +581,7 @@ def test_the_first_question_waits_for_one_page_not_the_whole_queue(repo: Path) -
     )
     assert code == 0, printed
     assert shown_ids(printed) == ids[:-1], shown_ids(printed)
-    assert "Nothing confirmed; no plan recorded." in printed
+    assert "No candidate has every statement confirmed; no plan recorded." in printed
 
 
 # -- a candidate changed elsewhere while the person answers -----------------------------------
@@ -689,3 +689,28 @@ def test_confirm_names_the_candidate_it_skipped(repo: Path) -> None:
     assert shown_ids(printed) == [first, second], said
     assert re.search(r"Plan \S+ generated \(1 file\)\.", said), said
     assert f"Skipped {first}: changed meanwhile; review it again (CANDIDATE_STALE)." in said, said
+
+
+def test_a_candidate_discarded_by_d_is_said_before_the_plan(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`d` discards at once (docs/memory.md): it was said after the plan it is not in."""
+    from teamlore.cli.commands.review import _render_confirm
+
+    _render_confirm(
+        {
+            "status": "prepared",
+            "planId": "0" * 64,
+            "files": [],
+            "next": "teamlore memory promote --plan 000",
+            "discarded": [
+                {
+                    "status": "discarded",
+                    "candidateId": "extract-aaaaaaaaaaaa-c2",
+                    "previousStatus": "quarantined",
+                }
+            ],
+        }
+    )
+    printed = capsys.readouterr().out
+    assert printed.index("Discarded") < printed.index("Plan ")

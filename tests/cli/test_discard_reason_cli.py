@@ -102,6 +102,12 @@ def test_without_a_terminal_it_needs_a_reason(quarantined: tuple[Path, str], hom
     done = teamlore_cli("memory", "discard", "--candidate", candidate, "--format", "json", cwd=repo)
     assert (done.returncode, json.loads(done.stdout)["error"]["code"]) == (2, "USAGE")
     assert reasons(home) == []  # nothing discarded
+    for blank in ("", "　 "):  # an empty reason, or a full-width space: no reason at all
+        done = teamlore_cli(
+            "memory", "discard", "--candidate", candidate, "--reason", blank, cwd=repo, input=""
+        )
+        assert done.returncode == 2 and done.stderr.startswith("error USAGE: --reason is empty")
+    assert reasons(home) == []
     done = teamlore_cli(
         "memory", "discard", "--candidate", candidate, "--reason", "a one-off", cwd=repo, input=""
     )

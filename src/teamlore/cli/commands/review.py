@@ -420,6 +420,10 @@ def discard(
     required: a discard cannot be undone."""
     # asked (or refused) only once the operation found a candidate it can discard: a wrong id
     # is refused before the question, not after the person typed why
+    if reason is not None and not reason.strip():
+        raise errors.TeamloreError(  # `--reason ""` would discard with no reason kept
+            errors.USAGE, "--reason is empty: say why you discard it (it cannot be undone)"
+        )
     terminal = fmt is OutputFormat.text and sys.stdin.isatty()
     ask = None if reason is not None else _why if terminal else _needs_reason
     payload = {
@@ -595,9 +599,10 @@ def _answer(question: str, yes: str = "true") -> str:
         answer = typed.strip().casefold()[:1]
         if answer in ANSWERS:
             return answer
-        say(
+        say_wrapped(
             f"answer y ({yes}), d (discard the candidate), q (stop: plan what you confirmed so "
-            "far) or n (not now)"
+            "far) or n (not now)",
+            0,
         )
 
 
@@ -642,11 +647,12 @@ def _render_confirm(result: dict[str, Any]) -> None:
     elif result.get("status") == "nothing-to-confirm":
         stdout.print("No candidates are awaiting review.")
     elif result.get("status") == "nothing-confirmed":
-        stdout.print("Nothing confirmed; no plan recorded.")
-    else:
-        _render_prepare(result)
+        # a `y` to a statement is kept even when its candidate has one not confirmed yet
+        say_wrapped("No candidate has every statement confirmed; no plan recorded.", 0)
     for discarded in result.get("discarded", []):  # each discarded when it was answered
         _render_discard(discarded)
+    if result.get("status") not in ("nothing-to-confirm", "nothing-confirmed"):
+        _render_prepare(result)
     for skipped in result.get("skipped", []):  # discarded, promoted or staged elsewhere
         said = f"Skipped {short_id(skipped['candidateId'])}: {skipped['why']} ({skipped['code']})."
         say_wrapped(said, 0)
