@@ -88,7 +88,7 @@ def test_confirm_of_a_consolidation_asks_about_each_operation(walk: Walk) -> Non
         answers=["n"],
     )
     assert code == 0, printed
-    assert "Apply operation o1? [y/d/N]" in printed
+    assert "Apply operation o1? [y/d/q/N]" in printed
     assert "Is statement o1 true?" not in printed
 
 
