@@ -399,3 +399,17 @@ def test_stored_definitions_name_the_developer_senses_they_were_made_with(
     before = glosses.dictionary_identity()
     monkeypatch.setattr(developer_glosses, "DEVELOPER_SENSES", "提交 = submit\n")
     assert glosses.dictionary_identity() != before
+
+
+def test_a_phrase_holding_a_pair_the_dictionary_lacks_is_written_wholly_in_the_other_script() -> (
+    None
+):
+    # the pair's forms listed its own first character first (验簽): a phrase joining each word's
+    # first form matched neither script (無痕验簽)
+    found = {
+        glosses.FORMS_KEY + "验": "驗",
+        glosses.FORMS_KEY + "签": "簽/籤",
+        glosses.FORMS_KEY + "无痕": "無痕",
+    }
+    assert glosses._other_forms("验签", found)[0] == "驗簽"
+    assert glosses._forms_of(["无痕", "验签"], found) == ["無痕驗簽"]

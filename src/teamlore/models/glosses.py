@@ -265,11 +265,12 @@ def _other_forms(word: str, found: dict[str, str]) -> list[str]:
     paired = found.get(FORMS_KEY + word)
     if paired:
         return paired.split("/")
-    if len(word) == 2:  # a pair the dictionary lacks (验签): every form of each character
-        forms = [[c, *(f for f in found.get(FORMS_KEY + c, "").split("/") if f)] for c in word]
-        pairs = dict.fromkeys(a + b for a in forms[0] for b in forms[1])
-        return [pair for pair in pairs if pair != word]
     by_character = "".join(found.get(FORMS_KEY + c, c).split("/")[0] for c in word)
+    if len(word) == 2:  # a pair the dictionary lacks (验签): every form of each character,
+        # the wholly converted one first (a phrase's form joins each word's first: `_forms_of`)
+        forms = [[c, *(f for f in found.get(FORMS_KEY + c, "").split("/") if f)] for c in word]
+        pairs = dict.fromkeys([by_character, *(a + b for a in forms[0] for b in forms[1])])
+        return [pair for pair in pairs if pair != word]
     return [by_character] if by_character != word else []
 
 

@@ -141,3 +141,14 @@ def test_a_turn_that_differs_in_any_field_is_computed_for_itself(
     assert shown[sum(1 for p in shown if p.part != "tool" or p.tool < 4)].header == (
         "#4 shell_command pytest tests/test_1000_3.py (error, exit 2)"
     )
+
+
+def test_a_vector_matrix_is_weighed_once() -> None:
+    """`sys.getsizeof` already holds an owning array's data: adding `nbytes` counted it twice,
+    and the vector caches held half what their budgets say."""
+    import numpy as np
+
+    from teamlore.memory.promotion.passages import _array_weight
+
+    matrix = np.zeros((30, 384), np.float32)
+    assert matrix.nbytes <= _array_weight(matrix) < 2 * matrix.nbytes

@@ -101,6 +101,10 @@ def _ranking_weight(ranking: list[tuple[int, float]]) -> int:
 
 
 def _array_weight(array: Any) -> int:
+    """An array's bytes: `sys.getsizeof` counts the data of an array that owns it, a view's
+    data is its base's (counted once either way)."""
+    if getattr(array, "base", None) is None:
+        return sys.getsizeof(array)
     return sys.getsizeof(array) + int(getattr(array, "nbytes", 0))
 
 

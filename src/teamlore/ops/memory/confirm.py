@@ -170,7 +170,12 @@ def _asked(
 
 # what a candidate changed elsewhere while it was asked about is refused with when its answer is
 # kept: it is skipped, not the end of the questions
-_CHANGED_MEANWHILE = (errors.CANDIDATE_STALE.code, errors.CONFIRMATION_DRIFT.code)
+# discarded, promoted or staged again elsewhere, or put in a plan approved elsewhere (locked)
+_CHANGED_MEANWHILE = (
+    errors.CANDIDATE_STALE.code,
+    errors.CONFIRMATION_DRIFT.code,
+    errors.CANDIDATE_LOCKED.code,
+)
 
 
 def _keep_answers(ctx: OpContext, item: dict[str, Any], discarded: list[dict[str, Any]]) -> bool:
