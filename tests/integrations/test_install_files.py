@@ -22,6 +22,7 @@ import tomlkit
 from install_world import (
     CLAUDE_SETTINGS,
     CODEX_CONFIG,
+    in_process,
     op,
     refused,
     seed_user_configs,
@@ -228,19 +229,19 @@ def test_dry_run_shows_the_diff_and_writes_nothing(user: Path) -> None:
 def test_the_text_view_of_a_dry_run_says_what_would_happen(user: Path) -> None:
     """The rows under `would change (dry run, nothing written)` said `created` and `removed`;
     and `uninstall --client all` with nothing installed said "not installed for all"."""
-    refused = teamlore_cli("uninstall", "--client", "all", env={"COLUMNS": "80"})
+    refused = in_process("uninstall", "--client", "all", env={"COLUMNS": "80"})
     assert refused.returncode == 1
     assert refusal_lines(refused.stderr)[0] == (
         "error NOTHING_INSTALLED: teamlore is not installed for claude, codex or pi (user scope)"
     )
-    preview = teamlore_cli("install", "--client", "codex", "--dry-run", env={"COLUMNS": "80"})
+    preview = in_process("install", "--client", "codex", "--dry-run", env={"COLUMNS": "80"})
     rows = [line for line in preview.stdout.splitlines() if line.startswith("  ")]
     assert rows == ["  would create  ~/.codex/config.toml", "  would create  ~/.codex/hooks.json"]
     assert preview.stdout.startswith("codex (user scope): would change (dry run), nothing written")
-    assert teamlore_cli("install", "--client", "codex").returncode == 0
-    again = teamlore_cli("install", "--client", "codex", "--dry-run", env={"COLUMNS": "80"})
+    assert in_process("install", "--client", "codex").returncode == 0
+    again = in_process("install", "--client", "codex", "--dry-run", env={"COLUMNS": "80"})
     assert again.stdout.startswith("codex (user scope): nothing to change (dry run), nothing")
-    preview = teamlore_cli("uninstall", "--client", "codex", "--dry-run", env={"COLUMNS": "80"})
+    preview = in_process("uninstall", "--client", "codex", "--dry-run", env={"COLUMNS": "80"})
     rows = [line for line in preview.stdout.splitlines() if line.startswith("  ")]
     assert rows == ["  would remove  ~/.codex/config.toml", "  would remove  ~/.codex/hooks.json"]
 
@@ -293,7 +294,7 @@ def test_project_scope_says_which_files_git_ignores(user: Path, tmp_path: Path) 
     }
     assert (repo / ".claude" / "settings.json").is_file()
     op("uninstall", repo, client="all", scope="project")
-    shown = teamlore_cli("install", "--client", "claude", "--scope", "project", cwd=repo)
+    shown = in_process("install", "--client", "claude", "--scope", "project", cwd=repo)
     assert shown.returncode == 0, shown.stderr
     assert (
         "warn git ignores 1 file (.gitignore:2 .claude/): your team will not get it\n"
@@ -595,13 +596,13 @@ def test_an_assembled_file_whose_backup_is_lost_loses_only_the_block_on_uninstal
     out the block alone; the team's own text stays byte for byte."""
     ours = f"# Our project{newline}{newline}Run make test.{newline}".encode()
     (repo / "CLAUDE.md").write_bytes(ours)
-    installed = teamlore_cli("install", "--client", "claude", "--assemble", cwd=repo)
+    installed = in_process("install", "--client", "claude", "--assemble", cwd=repo)
     assert installed.returncode == 0, installed.stderr
     assert b"## Team memory" in (repo / "CLAUDE.md").read_bytes()
     for backup in (Path(os.environ["TEAMLORE_HOME"]) / "integrations" / "backups").iterdir():
         backup.unlink()
 
-    done = teamlore_cli("uninstall", "--client", "claude", cwd=repo, env={"COLUMNS": "80"})
+    done = in_process("uninstall", "--client", "claude", cwd=repo, env={"COLUMNS": "80"})
 
     assert done.returncode == 0, done.stderr
     assert f"block removed (backup lost) {repo / 'CLAUDE.md'}" in done.stdout

@@ -3,7 +3,8 @@ install with `--assemble` and a project-scope install both hold the repository's
 AGENTS.md, and in a home that is a git repository both hold `~/.claude/settings.json`. Each
 keeps its own backup, neither install nor uninstall deletes the other's, and after both
 uninstalls, in either order, every file is as it was before, byte for byte; after the first,
-the file is as the remaining installation wrote it. All through the real CLI."""
+the file is as the remaining installation wrote it. All through the CLI's app, in this
+process; the runs killed at a failpoint in a real process."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
-from install_world import tree
+from install_world import in_process, tree
 
 from support import git, teamlore_cli
 
@@ -28,11 +29,13 @@ PROJECT = ["--scope", "project"]
 
 
 def teamlore(where: Path, *args: str, failpoint: str | None = None) -> str:
-    env = {"TEAMLORE_FAILPOINT": failpoint} if failpoint else None
-    done = teamlore_cli(*args, cwd=where, env=env)
+    """The command from `where`: killed at `failpoint` in a real process, or, what it does to
+    the files being the subject, in this process (`in_process`)."""
     if failpoint:
+        done = teamlore_cli(*args, cwd=where, env={"TEAMLORE_FAILPOINT": failpoint})
         assert done.returncode == -9, done.stdout + done.stderr  # killed there
     else:
+        done = in_process(*args, cwd=where)
         assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 

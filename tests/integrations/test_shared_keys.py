@@ -3,8 +3,8 @@ is a git repository, Codex's user-scope and project-scope config are one file,
 `~/.codex/config.toml`, and both installs write `[mcp_servers.teamlore]` (and the personal
 server, and `[features] codex_hooks`) in it. The second needs `--force`, and the refusal names
 teamlore's own other installation; uninstalling either leaves the other's entries as the other
-one wrote them, whatever the order; after both the file is as it was. All through the real
-CLI."""
+one wrote them, whatever the order; after both the file is as it was. All through the CLI's
+app, run in this process (`in_process`): the subject is what the commands do to the files."""
 
 from __future__ import annotations
 
@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from install_world import CLAUDE_JSON, CODEX_CONFIG, copied_aside, put_back, tree
+from install_world import CLAUDE_JSON, CODEX_CONFIG, copied_aside, in_process, put_back, tree
 
-from support import git, teamlore_cli
+from support import git
 
 SERVERS = ("teamlore", "teamlore_personal")
 
 
 def teamlore(home: Path, *args: str) -> None:
-    done = teamlore_cli(*args, cwd=home)
+    done = in_process(*args, cwd=home)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -140,7 +140,7 @@ def test_the_second_scope_is_refused_naming_teamlores_own_installation(
     install(user, first)
     written = config.read_bytes()
 
-    done = teamlore_cli(
+    done = in_process(
         "install", "--client", "codex", "--scope", second, "--format", "json", cwd=user
     )
 
@@ -163,7 +163,7 @@ def test_uninstalling_the_scope_not_installed_names_the_one_that_is(
     other = "project" if installed == "user" else "user"
     install(user, installed)
 
-    done = teamlore_cli(
+    done = in_process(
         "uninstall", "--client", "codex", "--scope", other, "--format", "json", cwd=user
     )
 
@@ -238,13 +238,13 @@ def test_uninstalling_one_state_dir_keeps_the_entries_another_state_dir_wrote_ov
     second = {"TEAMLORE_HOME": str(user / "second-state")}
     teamlore(user, "install", "--client", client)
     first_wrote = config.read_bytes()
-    done = teamlore_cli("install", "--client", client, "--force", cwd=user, env=second)
+    done = in_process("install", "--client", client, "--force", cwd=user, env=second)
     assert done.returncode == 0, done.stdout + done.stderr
     second_wrote = config.read_bytes()
     first_home, second_home = os.environ["TEAMLORE_HOME"], second["TEAMLORE_HOME"]
     assert second_wrote == first_wrote.replace(first_home.encode(), second_home.encode())
 
-    shown = teamlore_cli("uninstall", "--client", client, cwd=user, env={"COLUMNS": "80"})
+    shown = in_process("uninstall", "--client", client, cwd=user, env={"COLUMNS": "80"})
     assert shown.returncode == 0, shown.stdout + shown.stderr
     if client == "codex":  # the hooks flag the first one set goes (Codex runs hooks by default)
         flag = b"\n[features]\ncodex_hooks = true\n"
@@ -277,9 +277,7 @@ def test_uninstall_after_the_person_moved_their_own_state_dir_takes_its_entries_
     moved = old.parent / "moved-state"
     old.rename(moved)
 
-    done = teamlore_cli(
-        "uninstall", "--client", "codex", cwd=user, env={"TEAMLORE_HOME": str(moved)}
-    )
+    done = in_process("uninstall", "--client", "codex", cwd=user, env={"TEAMLORE_HOME": str(moved)})
     assert done.returncode == 0, done.stdout + done.stderr
     assert "kept" not in done.stdout
     assert config.read_text() == CODEX_CONFIG + '\n[mcp_servers.mine]\ncommand = "mine"\n'
@@ -290,7 +288,7 @@ def installed_by_both(user: Path, client: str) -> Path:
     state dirs as the two installs left them, copied aside."""
     teamlore(user, "install", "--client", client)
     second = {"TEAMLORE_HOME": str(user / "second-state")}
-    done = teamlore_cli("install", "--client", client, "--force", cwd=user, env=second)
+    done = in_process("install", "--client", client, "--force", cwd=user, env=second)
     assert done.returncode == 0, done.stdout + done.stderr
     return copied_aside(user)
 
@@ -302,7 +300,7 @@ def uninstall_both(user: Path, client: str, installed: Path, first_out: str) -> 
     assert named_state_dir(user / OTHER_STATE[client][1], client) == homes["second"]
     for which in (first_out, "second" if first_out == "first" else "first"):
         env = {"TEAMLORE_HOME": homes[which]}
-        done = teamlore_cli("uninstall", "--client", client, cwd=user, env=env)
+        done = in_process("uninstall", "--client", client, cwd=user, env=env)
         assert done.returncode == 0, (first_out, done.stdout + done.stderr)
 
 
@@ -405,7 +403,7 @@ def test_three_state_dirs_uninstalled_in_any_order_leave_the_users_files_as_they
     for which in THREE:
         force = ["--force"] if which != "1" else []
         env = {"TEAMLORE_HOME": homes[which]}
-        done = teamlore_cli("install", "--client", client, *force, cwd=user, env=env)
+        done = in_process("install", "--client", client, *force, cwd=user, env=env)
         assert done.returncode == 0, done.stdout + done.stderr
     installed = copied_aside(user)
     for order in ORDERS:  # each from the three installs as they left HOME and the state dirs
@@ -448,7 +446,7 @@ def user_and_project(
     for scope in (first, "user" if first == "project" else "project"):
         force = ["--force"] if scope != first else []
         args = ("install", "--client", "codex", "--scope", scope, *force)
-        done = teamlore_cli(*args, cwd=user, env=envs[scope])
+        done = in_process(*args, cwd=user, env=envs[scope])
         assert done.returncode == 0, done.stdout + done.stderr
         wrote[scope] = servers(user / ".codex/config.toml")
     return envs, wrote
@@ -465,7 +463,7 @@ def hook_commands(hooks: Path) -> list[str]:
 
 def uninstalled(user: Path, scope: str, env: dict[str, str]) -> str:
     args = ("uninstall", "--client", "codex", "--scope", scope)
-    done = teamlore_cli(*args, cwd=user, env={**env, "COLUMNS": "200"})
+    done = in_process(*args, cwd=user, env={**env, "COLUMNS": "200"})
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 

@@ -4,7 +4,8 @@
 the first one's hooks, so once the first was uninstalled the second took the containers, and
 the file, for the first one's making, and removed them (`removed ~/.claude/settings.json`). Now
 the second one's record says what the first one found there, so in either order the file ends
-as the user had it, byte for byte. All through the real CLI."""
+as the user had it, byte for byte. All through the CLI's app, run in this process
+(`in_process`): the subject is what the commands do to the files."""
 
 from __future__ import annotations
 
@@ -13,9 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
-from install_world import CLAUDE_JSON, CODEX_CONFIG
-
-from support import teamlore_cli
+from install_world import CLAUDE_JSON, CODEX_CONFIG, in_process
 
 CLIENTS = {
     "codex": (".codex/config.toml", CODEX_CONFIG, ".codex/hooks.json"),
@@ -47,7 +46,7 @@ def found_before_fields(state: str) -> list[object]:
 
 
 def run(user: Path, state: str, *args: str) -> str:
-    done = teamlore_cli(*args, cwd=user, env={"TEAMLORE_HOME": state})
+    done = in_process(*args, cwd=user, env={"TEAMLORE_HOME": state})
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
