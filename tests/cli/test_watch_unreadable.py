@@ -217,7 +217,8 @@ def test_a_watch_the_system_refuses_stops_the_server_saying_why(world: World) ->
     refusal = json.loads(server.log.read_text().split('{"event":"stopped"}\n')[1])["error"]
     assert refusal["code"] == "WATCH_NOTIFY_FAILED"
     assert "file watch limit" in refusal["message"]
-    assert str(world.root) not in refusal["message"] and '"~/claude/p' in refusal["message"]
+    # the folder the limit stopped at (a p* folder, or ~/claude itself when the machine is busy)
+    assert str(world.root) not in refusal["message"] and '"~/claude' in refusal["message"]
     assert server.events("stopped")
     assert server.stderr.read_text() == ""  # no traceback
     assert not (world.state / warm.SOCKET_NAME).exists()
