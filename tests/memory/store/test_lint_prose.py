@@ -45,6 +45,13 @@ WRITTEN_OUT = [
     "/etc/pass{{}}wd: S3cr3t!x",
     "The VPN pass{{}} phrase is: purple monkey dishwasher lamp",
     "the pass{{}}word is Sha256-Zq8x",
+    # a rotation, and a qualifier in brackets before the colon
+    "The staging pass{{}}word was changed to Zh8kP2qLm9vX",
+    "Set the pass{{}}word to Zh8kP2qLm9vX",
+    "the pass{{}}word has been reset to Zh8kP2qLm9vX",
+    "pass{{}}word updated to Zh8kP2qLm9vX",
+    "the pass{{}}word is set to Zh8kP2qLm9vX",
+    "The pass{{}}word (staging): Zh8kP2qLm9vX",
 ]
 # what a password is hashed or encoded with, a standard or a version names no password
 ALGORITHMS_AND_VERSIONS = [
@@ -54,6 +61,11 @@ ALGORITHMS_AND_VERSIONS = [
     "the pass{{}}word is argon2id, never md5",
     "the pass{{}}word is HMAC-SHA256 signed",
     "the pass{{}}word is v2.1.0 or later",
+    "the pass{{}}word was changed to SHA-256 hashing",
+    # a rotation told, not its value
+    "set the pass{{}}word to something long",
+    "the pass{{}}word was changed to the new one",
+    "The pass{{}}word (staging): see 1Password",
 ]
 
 
@@ -86,6 +98,13 @@ def test_a_password_written_out_on_its_line_still_blocks(template: str) -> None:
 def test_an_algorithm_an_encoding_or_a_version_is_no_password(template: str) -> None:
     text = _text(template)
     assert [h.rule for h in scan_content(text) if h.severity == "block"] == [], text
+
+
+def test_a_rotation_masks_exactly_its_value() -> None:
+    for template in WRITTEN_OUT[-6:]:
+        text = _text(template)
+        [hit] = scan_content(text)
+        assert (hit.rule, text[hit.start : hit.end]) == ("secret.prose", "Zh8kP2qLm9vX"), text
 
 
 def test_the_prose_rule_itself_finds_what_it_must() -> None:
@@ -175,3 +194,10 @@ def test_memory_lint_on_a_repository(tmp_path: Path) -> None:
     assert done.returncode != 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert [(f["rule"], f["line"]) for f in report["findings"]] == [("slug.scene-name", 11)]
+
+
+@pytest.mark.parametrize("text", ["password is Sha256!!", "the password is hmac-sha256!"])
+def test_a_password_named_like_an_algorithm_with_a_mark_of_its_own_is_a_secret(text: str) -> None:
+    """The algorithm exclusion let `!`, `?` and `)` follow the name: `Sha256!!` passed (a
+    review's finding); a sentence's own `.`, `,` or `;` still may (`password is bcrypt.`)."""
+    assert "secret.prose" in [h.rule for h in scan_content(text) if h.severity == "block"]

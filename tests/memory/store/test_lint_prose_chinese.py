@@ -1,7 +1,9 @@
 """`secret.prose` reads a password written out in Chinese as it reads one in English: 密码, 口令,
 密钥/秘钥 (密鑰, 金鑰), 私钥, 令牌 (so 登录密码, 访问令牌, and right after a Latin word: DB密码,
 GitHub令牌, 账号/密码), joined to the value by 是, 为/為, 设为/改为/改成, 设置为/設定為, 修改为,
-均为/都是, 就是, 统一为, `：`, `:`, `＝` or `=`; a Chinese mark (`。`, `，`) or word ends the value,
+均为/都是, 就是, 统一为, a rotation (改成了, 换成/換成, 更新为/更新為, 变成/變成, 设置成), `：`,
+`:`, `＝` or `=` (a bracketed qualifier may stand before the colon: `密码（预发布）：`);
+a Chinese mark (`。`, `，`) or word ends the value,
 and the value must look as the English rule asks (letters with digits or symbols; plain words
 only after 口令 or in quotes). Sentences *about* passwords (`密码是必须的`, `忘记密码了`) pass, and
 so does the name of an algorithm, an encoding or a standard, or a version (`密码为 SHA-256 哈希`,
@@ -56,6 +58,22 @@ WRITTEN_OUT = [
     ("测试环境密{{}}码统一为 Xk9#mP2q", SHORT),
     ("測試環境密{{}}碼統一為 Xk9#mP2q", SHORT),
     ("pass{{}}word 是 Xk9#mP2q", SHORT),
+    # a rotation: 改成了/改为了, 换成/换为/換成, 更新为/更新成/更新為, 变成(了)/變成, 设置成
+    ("新密{{}}码改成了 Zh8kP2qLm9vX，记得更新。", VALUE),
+    ("密{{}}码改为了 Zh8kP2qLm9vX", VALUE),
+    ("数据库密{{}}码换成 Zh8kP2qLm9vX 了。", VALUE),
+    ("密{{}}码换为 Zh8kP2qLm9vX", VALUE),
+    ("密{{}}碼換成 Zh8kP2qLm9vX", VALUE),
+    ("密{{}}码设置成 Zh8kP2qLm9vX。", VALUE),
+    ("密{{}}码更新为 Zh8kP2qLm9vX。", VALUE),
+    ("密{{}}码更新成 Zh8kP2qLm9vX", VALUE),
+    ("密{{}}碼更新為 Zh8kP2qLm9vX", VALUE),
+    ("密{{}}码变成了 Zh8kP2qLm9vX。", VALUE),
+    ("密{{}}码变成 Zh8kP2qLm9vX", VALUE),
+    ("密{{}}碼變成 Zh8kP2qLm9vX", VALUE),
+    # a qualifier in brackets between the key and `：`
+    ("密{{}}码（预发布）：Zh8kP2qLm9vX", VALUE),
+    ("密{{}}码(预发布): Zh8kP2qLm9vX", VALUE),
 ]
 ABOUT_PASSWORDS = [
     "密{{}}码是必须的",
@@ -87,6 +105,13 @@ ABOUT_PASSWORDS = [
     # after an English key, 是 followed by a Chinese word is no connector (是否: whether)
     "检查 pass{{}}word 是否与数据库中的哈希一致？",
     "pass{{}}word是否正确",
+    # a rotation told, not its value
+    "密{{}}码改成了什么",
+    "密{{}}码换成更强的",
+    "密{{}}码更新为 SHA-256 哈希",
+    "密{{}}钥换成 AES-256-GCM",
+    "密{{}}码变成了 v1.2.3 版本的格式",
+    "密{{}}码（预发布）：见 1Password",
 ]
 
 
@@ -113,6 +138,15 @@ def test_a_password_written_out_in_chinese_blocks_and_is_masked_whole(
 def test_a_sentence_about_passwords_in_chinese_is_no_secret(template: str) -> None:
     text = _text(template)
     assert [h.rule for h in scan_content(text) if h.severity == "block"] == [], text
+
+
+def test_two_rotations_on_one_line_are_both_masked() -> None:
+    text = _text("跳板机密{{}}码改成了 Zh8kP2qLm9vX，预发布库密{{}}码更新为 Qw3rT9zX8pLm。")
+    hits = scan_content(text)
+    assert [(h.rule, text[h.start : h.end]) for h in hits] == [
+        ("secret.prose", VALUE),
+        ("secret.prose", "Qw3rT9zX8pLm"),
+    ]
 
 
 def test_the_english_and_chinese_forms_are_found_and_masked_alike() -> None:

@@ -117,9 +117,16 @@ _HOME_ABSOLUTE = (
 
 # what joins a Chinese secret word to its value (the scanner reads `：` and `＝` as `:` and `=`):
 # 是, 为/為, 设为/設為, 改为/改成, 设置为/設定為, 修改为, 均为/都是 (初始密码均为), 就是,
-# 统一为/統一為; shapes.py's `secret.prose` shape holds the first character of each
+# 统一为/統一為, and a rotation: 改成了/改为了, 换成/换为/換成, 更新为/更新成/更新為, 变成(了)/變成;
+# shapes.py's `secret.prose` shape holds the first character of each
 _CONNECTORS_ZH = (
-    r"是|[为為]|[设設改][为為成]|[设設][置定][为為成]|修改[为為成]|[均都就][为為是]|[统統]一[为為]"
+    r"是|[为為]|(?:[设設改换換][为為成]|[设設][置定][为為成]|修改[为為成]|更新[为為成]|[变變]成)了?"
+    r"|[均都就][为為是]|[统統]一[为為]"
+)
+# a rotation in English: `was changed to`, `set to`, `reset to`, `updated to`, `set the password to`
+_CONNECTORS_EN = (
+    r"(?:(?:is|was|has been|have been|will be)[^\S\r\n]+)?(?:changed|set|reset|updated)"
+    r"[^\S\r\n]+to|(?<=set the password)[^\S\r\n]+to"
 )
 # a CJK character, mark or full-width form (U+2E80-U+9FFF, compatibility ideographs,
 # U+FE30-U+FE4F, U+FF00-U+FFEF)
@@ -266,7 +273,13 @@ _RULES: tuple[_PatternRule, ...] = (
             r"(?i)(?P<key>(?<![A-Za-z_/\\-])(?:pass(?:word|wd|phrase)|pass phrase|pw|pwd|passwort"
             r"|mot de passe|contrase(?:ñ|n)a)|(?P<zh>" + "|".join(PROSE_KEYS_ZH) + r"))(?![A-Za-z])"
             r"(?P<about>[^\S\r\n]+(?:for|of|to)[^\S\r\n]+[^\r\n:=]{1,40}?)?"
-            r"(?P<sep>[^\S\r\n]*(?:is|was|will be|lautet|est|es|:|=|" + _CONNECTORS_ZH + r")"
+            # a qualifier in brackets between the key and its colon: `password (staging):`
+            r"(?:[^\S\r\n]*[(（][^()（）\r\n]{1,30}[)）](?=[^\S\r\n]*[:：]))?"
+            r"(?P<sep>[^\S\r\n]*(?:"
+            + _CONNECTORS_EN
+            + r"|is|was|will be|lautet|est|es|:|=|"
+            + _CONNECTORS_ZH
+            + r")"
             r"[^\S\r\n]*:?|[^\S\r\n])[ \t]*"
             r"(?:(?P<quote>[\"'`])(?P<qvalue>[^\"'`\r\n]{6,64})(?P=quote)"
             # after a Chinese key, a Chinese quote mark may open the value, and a Chinese word or

@@ -127,7 +127,8 @@ _ALGORITHM = (
     r"|rsa(?:-(?:1024|2048|3072|4096))?|ed25519|ecdsa|x25519|totp|hotp|saml2?|ldap|ntlm|kerberos"
 )
 _NOT_A_SECRET = re.compile(
-    r"(?i)(?:(?:" + _ALGORITHM + r")(?:[-+/](?:" + _ALGORITHM + r"))*|v?\d+(?:\.\d+)+)[.,:;!?)]*"
+    # a sentence's own mark may follow (`bcrypt.`), not a password's (`Sha256!!`)
+    r"(?i)(?:(?:" + _ALGORITHM + r")(?:[-+/](?:" + _ALGORITHM + r"))*|v?\d+(?:\.\d+)+)[.,;]?"
 )
 
 

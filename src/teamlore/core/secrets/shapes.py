@@ -116,7 +116,9 @@ SECRET_SHAPES: dict[str, Shape] = {
     "secret.prose": Shape(
         ("pass", "pw", "mot de passe", "contrase", *PROSE_KEYS_ZH),
         r"(?i:(?:pass(?:word|wd|phrase)|pass phrase|pw|pwd|passwort|mot de passe"
-        r"|contrase(?:ñ|n)a|" + "|".join(PROSE_KEYS_ZH) + r")[\s:=是为為设設改修均都就统統])",
+        r"|contrase(?:ñ|n)a|"
+        + "|".join(PROSE_KEYS_ZH)
+        + r")[\s:=(（是为為设設改换換更变變修均都就统統])",
     ),
     "secret.cli-flag": Shape(
         ("--",),
