@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,55 @@ def teamlore_cli(
         input=input,
         timeout=120,
     )
+
+
+def in_process(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`teamlore ARGS` run in this process, from `cwd`, with `env` over this process's
+    environment: answered as `teamlore_cli` answers (exit code, stdout, stderr). ARGS in plain
+    form run as the console entry runs them (`cli/entry.py`: the lean or plain invocation,
+    without typer); others through typer's app (CliRunner). For a test of what a command does,
+    not of a process (a kill at a failpoint, a usage error's exit, a terminal, a locale, the
+    imports a process makes, `teamlore watch`: `teamlore_cli`), so no process start each.
+    Nothing they read is kept per process (HOME, PATH, TEAMLORE_HOME are read on each run); the
+    consoles, made with the width COLUMNS gives, are made again around each run."""
+    from typer.testing import CliRunner
+
+    from teamlore.cli import output
+    from teamlore.cli.commands import plain_invocation
+    from teamlore.cli.commands.sessions import lean_invocation
+    from teamlore.cli.entry import _run_lean
+    from teamlore.cli.main import app
+
+    runner, argv, code, raised, invocation = CliRunner(), list(args), 1, None, None
+    output.forget_consoles()
+    try:
+        with contextlib.chdir(cwd or Path.cwd()), runner.isolation(env=env) as (out, err, _):
+            old_argv, sys.argv = sys.argv, ["teamlore", *argv]
+            try:
+                invocation = lean_invocation(argv) or plain_invocation(argv)
+                if invocation is not None:
+                    _run_lean(invocation)  # exits as the entry's process does
+            except SystemExit as exit_:
+                code = exit_.code if isinstance(exit_.code, int) else int(bool(exit_.code))
+            except Exception:  # a traceback and exit 1, as in the process
+                raised = sys.exc_info()
+            finally:
+                sys.argv = old_argv
+                sys.stdout.flush()
+                sys.stderr.flush()
+            stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
+        if invocation is None and raised is None:  # typer parses them
+            with contextlib.chdir(cwd or Path.cwd()):
+                done = runner.invoke(app, argv, env=env)
+            code, stdout, stderr = done.exit_code, done.stdout, done.stderr
+            raised = None if isinstance(done.exception, SystemExit) else done.exc_info
+    finally:
+        output.forget_consoles()
+    if raised is not None and raised[0] is not None:
+        stderr += "".join(traceback.format_exception(*raised))  # as the process prints it
+    return subprocess.CompletedProcess(["teamlore", *args], code, stdout, stderr)
 
 
 class Cli:

@@ -8,15 +8,23 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from support import entry_file, fill_to_the_last_byte, refusal_lines, teamlore_cli, tmpfs
+from support import (
+    entry_file,
+    fill_to_the_last_byte,
+    in_process,
+    refusal_lines,
+    teamlore_cli,
+    tmpfs,
+)
 from teamlore.core.lock import file_lock
 from teamlore.models.cache import MODEL_CACHE_ENV
 
+Run = Callable[..., subprocess.CompletedProcess[str]]
 DATA = Path(__file__).resolve().parents[1] / "sessions" / "data"
 
 
@@ -28,8 +36,10 @@ def sources(tmp_path: Path) -> Path:
     return root
 
 
-def sync_json(sources: Path, *extra: str) -> tuple[int, dict]:
-    proc = teamlore_cli(
+def sync_json(sources: Path, *extra: str, run: Run = in_process) -> tuple[int, dict]:
+    """`teamlore sync --format json` of the fixture sources: in this process, or (`run`) in a
+    process of its own where another process is the subject (a sync that runs meanwhile)."""
+    proc = run(
         "sync",
         "--source",
         f"claude={sources / 'claude'}",
@@ -199,7 +209,7 @@ def test_status_names_the_file_and_line_of_each_recent_diagnostic(
     broken = sources / "claude" / "broken.jsonl"
     broken.write_text('{"type": "user", "message": \n')
     sync_json(sources)
-    status = json.loads(teamlore_cli("status", "--format", "json").stdout)["diagnostics"]
+    status = json.loads(in_process("status", "--format", "json").stdout)["diagnostics"]
     [diagnostic] = [d for d in status["recent"] if d["file"].endswith("broken.jsonl")]
     assert diagnostic == {
         "code": "bad-json",
@@ -207,7 +217,7 @@ def test_status_names_the_file_and_line_of_each_recent_diagnostic(
         "line": 1,
         "message": "line is not valid JSON; skipped",
     }
-    text = teamlore_cli("status", env={"COLUMNS": "80"}).stdout
+    text = in_process("status", env={"COLUMNS": "80"}).stdout
     assert f"Diagnostics {status['count']}:" in text
     assert f"  bad-json  {broken}:1  line is not valid JSON; skipped" in text
 
@@ -220,17 +230,17 @@ def test_status_lists_its_recent_diagnostics_in_the_order_the_sync_found_them(
     broken = sources / "claude" / "broken.jsonl"
     broken.write_text("".join(f"{{garbage {n}\n" for n in range(12)))
     sync_json(sources)
-    status = json.loads(teamlore_cli("status", "--format", "json").stdout)["diagnostics"]
+    status = json.loads(in_process("status", "--format", "json").stdout)["diagnostics"]
     lines = [d["line"] for d in status["recent"] if d["file"].endswith("broken.jsonl")]
     assert len(lines) >= 3 and lines == list(range(lines[0], lines[0] + len(lines)))
-    text = teamlore_cli("status", env={"COLUMNS": "80"}).stdout
+    text = in_process("status", env={"COLUMNS": "80"}).stdout
     at = [text.index(f"{broken}:{n} ") for n in lines]
     assert at == sorted(at)
 
 
 def test_sessions_list_show_and_search(home: Path, sources: Path) -> None:
     sync_json(sources)
-    listed = json.loads(teamlore_cli("sessions", "list", "--format", "json").stdout)["sessions"]
+    listed = json.loads(in_process("sessions", "list", "--format", "json").stdout)["sessions"]
     assert listed and set(listed[0]) >= {
         "provider",
         "sessionKey",
@@ -241,11 +251,9 @@ def test_sessions_list_show_and_search(home: Path, sources: Path) -> None:
         "repository",
     }
     key = next(s["sessionKey"] for s in listed if s["turns"])
-    shown = json.loads(teamlore_cli("sessions", "show", key, "--format", "json").stdout)
+    shown = json.loads(in_process("sessions", "show", key, "--format", "json").stdout)
     assert shown["session"]["sessionKey"] == key and shown["turns"]
-    hits = json.loads(
-        teamlore_cli("sessions", "search", "cart rounding", "--format", "json").stdout
-    )
+    hits = json.loads(in_process("sessions", "search", "cart rounding", "--format", "json").stdout)
     assert hits["hits"] and set(hits["hits"][0]) >= {
         "sessionKey",
         "turn",
@@ -257,33 +265,33 @@ def test_sessions_list_show_and_search(home: Path, sources: Path) -> None:
 
 def test_sessions_list_shows_a_page_and_says_how_many_more(home: Path, sources: Path) -> None:
     sync_json(sources)
-    every = json.loads(teamlore_cli("sessions", "list", "--format", "json").stdout)
+    every = json.loads(in_process("sessions", "list", "--format", "json").stdout)
     total = len(every["sessions"])
     assert total >= 3 and every["more"] == 0  # fewer than a page: all of them, nothing more
-    page = json.loads(teamlore_cli("sessions", "list", "-n", "2", "--format", "json").stdout)
+    page = json.loads(in_process("sessions", "list", "-n", "2", "--format", "json").stdout)
     assert page["sessions"] == every["sessions"][:2] and page["more"] == total - 2
-    text = teamlore_cli("sessions", "list", "-n", "2").stdout
+    text = in_process("sessions", "list", "-n", "2").stdout
     assert f"… {total - 2} more sessions (`--limit {total}` lists them all)" in text
-    assert "more session" not in teamlore_cli("sessions", "list").stdout
+    assert "more session" not in in_process("sessions", "list").stdout
 
 
 def test_an_empty_list_says_whether_the_index_or_the_filters_are_empty(
     home: Path, sources: Path
 ) -> None:
-    assert "No sessions yet. `teamlore sync`" in teamlore_cli("sessions", "list").stdout
+    assert "No sessions yet. `teamlore sync`" in in_process("sessions", "list").stdout
     sync_json(sources)
-    later = teamlore_cli("sessions", "list", "--since", "2099-01-01").stdout
+    later = in_process("sessions", "list", "--since", "2099-01-01").stdout
     assert later == "No sessions match these filters; `teamlore sessions list` lists every one.\n"
 
 
 def test_an_unquoted_multi_word_search_is_one_query(home: Path, sources: Path) -> None:
     sync_json(sources)
-    unquoted = teamlore_cli("sessions", "search", "cart", "rounding", "--format", "json")
+    unquoted = in_process("sessions", "search", "cart", "rounding", "--format", "json")
     assert unquoted.returncode == 0, unquoted.stderr
-    quoted = teamlore_cli("sessions", "search", "cart rounding", "--format", "json")
+    quoted = in_process("sessions", "search", "cart rounding", "--format", "json")
     assert json.loads(unquoted.stdout) == json.loads(quoted.stdout)
     assert json.loads(unquoted.stdout)["hits"]
-    text = teamlore_cli("sessions", "search", "cart", "rounding")
+    text = in_process("sessions", "search", "cart", "rounding")
     assert text.returncode == 0 and "score" in text.stdout
 
 
@@ -352,13 +360,13 @@ def test_a_search_refusal_says_which_value_was_wrong(home: Path, tmp_path: Path)
 def test_a_refusal_in_the_text_view_says_what_to_do_next(home: Path) -> None:
     """A person reading the text view gets the problem and then what to do about it: the same
     `next` the JSON carries."""
-    text = teamlore_cli("sessions", "show", "no-such-key", env={"COLUMNS": "80"})
+    text = in_process("sessions", "show", "no-such-key", env={"COLUMNS": "80"})
     assert text.returncode == 1 and text.stdout == ""
     assert text.stderr.splitlines() == [
         "error SESSION_NOT_FOUND: no indexed session has key no-such-key",
         "  next: Find the session's key with `teamlore sessions list`.",
     ]
-    as_json = teamlore_cli("sessions", "show", "no-such-key", "--format", "json")
+    as_json = in_process("sessions", "show", "no-such-key", "--format", "json")
     error = json.loads(as_json.stdout)["error"]
     assert text.stderr.splitlines()[1] == f"  next: {error['next']}"
 
@@ -430,7 +438,7 @@ def test_a_refusal_quoting_a_huge_argument_stays_one_readable_line(home: Path) -
 def test_a_configured_source_no_file_can_have_is_config_invalid(home: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text('[sources]\nclaude = ["/tmp/a\\u0000b"]\n')
-    proc = teamlore_cli("sync", "--format", "json")
+    proc = in_process("sync", "--format", "json")
     assert proc.returncode == 1, proc.stderr
     error = json.loads(proc.stdout)["error"]
     assert error["code"] == "CONFIG_INVALID" and "[sources] claude" in error["message"]
@@ -503,14 +511,14 @@ def test_registering_a_non_repository_is_refused_and_changes_nothing(
 def test_a_second_sync_refuses_while_one_runs(home: Path, sources: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
     with file_lock(home / "sync.lock"):
-        code, result = sync_json(sources, "--wait", "0")
+        code, result = sync_json(sources, "--wait", "0", run=teamlore_cli)
     assert code == 1 and result["error"]["code"] == "LOCK_BUSY"
-    code, _ = sync_json(sources, "--wait", "0")
+    code, _ = sync_json(sources, "--wait", "0", run=teamlore_cli)
     assert code == 0
 
 
 def test_text_output_is_readable(home: Path, sources: Path) -> None:
-    proc = teamlore_cli("sync", "--source", f"claude={sources / 'claude'}")
+    proc = in_process("sync", "--source", f"claude={sources / 'claude'}")
     assert proc.returncode == 0
     assert "Indexed" in proc.stdout and "sessions" in proc.stdout
 
@@ -523,12 +531,12 @@ def test_help_lists_the_command_groups() -> None:
 
 def test_sessions_show_accepts_a_unique_key_prefix(home: Path, sources: Path) -> None:
     sync_json(sources)
-    listed = json.loads(teamlore_cli("sessions", "list", "--format", "json").stdout)["sessions"]
+    listed = json.loads(in_process("sessions", "list", "--format", "json").stdout)["sessions"]
     key = next(s["sessionKey"] for s in listed if s["turns"])
     assert len(key) == 64
-    shown = json.loads(teamlore_cli("sessions", "show", key[:12], "--format", "json").stdout)
+    shown = json.loads(in_process("sessions", "show", key[:12], "--format", "json").stdout)
     assert shown["session"]["sessionKey"] == key
-    short = json.loads(teamlore_cli("sessions", "show", key[:5], "--format", "json").stdout)
+    short = json.loads(in_process("sessions", "show", key[:5], "--format", "json").stdout)
     assert short["error"]["code"] == "SESSION_NOT_FOUND"
 
 
@@ -539,7 +547,7 @@ def test_a_turn_appended_since_the_last_sync_is_found_by_the_next_search(
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
     import corpus
 
-    sync_json(sources)
+    sync_json(sources, run=teamlore_cli)
 
     def search(*extra: str) -> dict:
         proc = teamlore_cli("sessions", "search", token, "--lexical", "--format", "json", *extra)
@@ -578,11 +586,11 @@ def test_an_empty_or_blank_search_is_refused_before_it_indexes_the_grown_files(
     sync_json(sources)
     corpus.append_turn(sources / "claude/synthetic-main.jsonl", "zqrefused", at_ms=1_780_000_000)
     for query in ("", " "):
-        proc = teamlore_cli("sessions", "search", query, "--format", "json")
+        proc = in_process("sessions", "search", query, "--format", "json")
         assert proc.returncode == 2 and json.loads(proc.stdout)["error"]["code"] == "QUERY_EMPTY"
     search = ("sessions", "search", "zqrefused", "--lexical", "--format", "json")
-    assert json.loads(teamlore_cli(*search, "--no-sync").stdout)["hits"] == []
-    found = json.loads(teamlore_cli(*search).stdout)
+    assert json.loads(in_process(*search, "--no-sync").stdout)["hits"] == []
+    found = json.loads(in_process(*search).stdout)
     assert found["refreshed"] == {"files": 1, "turns": 1, "skipped": None}
 
 
@@ -604,17 +612,17 @@ def test_a_state_file_that_is_a_folder_is_state_invalid_not_internal(
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    assert teamlore_cli("memory", "init", cwd=repo).returncode == 0
+    assert in_process("memory", "init", cwd=repo).returncode == 0
     for name in ("index.sqlite3", "memory-state.sqlite3"):
         (home / name).unlink(missing_ok=True)
     (home / state_file).mkdir()
-    result = teamlore_cli(*command, "--format", "json", cwd=repo, env={"HOME": str(tmp_path)})
+    result = in_process(*command, "--format", "json", cwd=repo, env={"HOME": str(tmp_path)})
     assert result.returncode == 1
     error = json.loads(result.stdout)["error"]
     assert error["code"] == "STATE_INVALID"
     assert f"{state_file} in the state directory is a folder" in error["message"]
     assert (home / state_file).is_dir() and not list((home / state_file).iterdir())
-    text = teamlore_cli(*command, cwd=repo, env={"HOME": str(tmp_path)})
+    text = in_process(*command, cwd=repo, env={"HOME": str(tmp_path)})
     assert text.returncode == 1 and "move it aside" in text.stderr
 
 

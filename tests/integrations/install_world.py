@@ -3,12 +3,9 @@ client config files, and the operations run in-process."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import subprocess
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -58,32 +55,6 @@ def seed_user_configs(home: Path) -> dict[Path, bytes]:
 
 def tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
-
-
-def in_process(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """`teamlore ARGS` run in this process (typer's CliRunner), from `cwd`, with `env` over this
-    process's environment: answered as `support.teamlore_cli` answers (exit code, stdout, stderr).
-    For a test of what install / uninstall do to files, not of a process (a kill at a failpoint,
-    a usage error's exit, a terminal: `teamlore_cli`), so no process start each. Nothing they
-    read is kept per process (HOME, PATH, TEAMLORE_HOME are read on each run); the consoles,
-    made with the width COLUMNS gives, are made again around each run."""
-    from typer.testing import CliRunner
-
-    from teamlore.cli import output
-    from teamlore.cli.main import app
-
-    output.forget_consoles()
-    try:
-        with contextlib.chdir(cwd or Path.cwd()):
-            done = CliRunner().invoke(app, list(args), env=env)
-    finally:
-        output.forget_consoles()
-    stderr = done.stderr
-    if done.exc_info is not None and not isinstance(done.exc_info[1], SystemExit):
-        stderr += "".join(traceback.format_exception(*done.exc_info))  # as the process prints it
-    return subprocess.CompletedProcess(["teamlore", *args], done.exit_code, done.stdout, stderr)
 
 
 def cli(*args: str) -> None:

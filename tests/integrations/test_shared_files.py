@@ -15,9 +15,9 @@ import re
 from pathlib import Path
 
 import pytest
-from install_world import in_process, tree
+from install_world import tree
 
-from support import git, teamlore_cli
+from support import git, in_process, teamlore_cli
 
 INSTRUCTIONS = {"claude": "CLAUDE.md", "codex": "AGENTS.md"}
 # CRLF and no final newline: taking the managed block out does not give these bytes back, only

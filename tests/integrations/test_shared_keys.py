@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from install_world import CLAUDE_JSON, CODEX_CONFIG, copied_aside, in_process, put_back, tree
+from install_world import CLAUDE_JSON, CODEX_CONFIG, copied_aside, put_back, tree
 
-from support import git
+from support import git, in_process
 
 SERVERS = ("teamlore", "teamlore_personal")
 

@@ -14,7 +14,9 @@ import os
 from pathlib import Path
 
 import pytest
-from install_world import CLAUDE_JSON, CODEX_CONFIG, in_process
+from install_world import CLAUDE_JSON, CODEX_CONFIG
+
+from support import in_process
 
 CLIENTS = {
     "codex": (".codex/config.toml", CODEX_CONFIG, ".codex/hooks.json"),

@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from org_support import Cluster, free_port, make_clone
-from support import entry_file, git, refusal_lines, teamlore_cli
+from support import entry_file, git, in_process, refusal_lines, teamlore_cli
 from teamlore.cli.main import app
 
 CLI = [sys.executable, "-m", "teamlore.cli.main"]
@@ -330,8 +330,8 @@ def test_a_setting_libpq_refuses_is_an_invalid_url_not_an_unreachable_server(
     """libpq parses these, then refuses a setting before it tries any server: it was
     ORG_DATABASE_UNAVAILABLE (exit 1) in psycopg's words (`connection is bad: invalid port
     number: "99999"`)."""
-    text = teamlore_cli("org", "status", "--database", url)
-    as_json = teamlore_cli("org", "status", "--database", url, "--format", "json")
+    text = in_process("org", "status", "--database", url)
+    as_json = in_process("org", "status", "--database", url, "--format", "json")
     for done in (text, as_json):
         assert done.returncode == 2, done.stderr
         said = done.stdout + done.stderr
@@ -347,7 +347,7 @@ def test_a_setting_libpq_refuses_is_an_invalid_url_not_an_unreachable_server(
 
 def test_a_server_libpq_cannot_use_is_told_in_libpqs_words_not_psycopgs(home: Path) -> None:
     url = f"postgresql://127.0.0.1:{free_port()}/orga?gssencmode=require"  # no credentials here
-    done = teamlore_cli("org", "status", "--database", url)
+    done = in_process("org", "status", "--database", url)
     assert done.returncode == 1
     first = refusal_lines(done.stderr)[0]
     assert first.startswith("error ORG_DATABASE_UNAVAILABLE: cannot use the org database at ")
