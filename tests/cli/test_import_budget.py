@@ -56,7 +56,9 @@ BUDGETS: list[tuple[tuple[str, ...], int, bool, bool]] = [
     (("sessions", "show", "SESSION", "--format", "json"), 135, False, False),
     (("status", "--format", "json"), 127, False, False),
     (("sync", "--format", "json"), 191, False, False),
-    (("memory", "search", "invoice", "--lexical", "--format", "json"), 172, False, False),
+    # +2 since 172: the hits' secret mask (this round) left no room for the one module a
+    # system Python's site hook adds (Ubuntu's apport), where the suite runs as a user
+    (("memory", "search", "invoice", "--lexical", "--format", "json"), 174, False, False),
     # hybrid over a memory tree without documents: nothing to embed or rank, so neither the
     # model nor SimSIMD loads (with documents the query model does, numpy not: below)
     # (+3 since 190: a hit's text is masked of secrets, core/secrets' package, mask and shapes)
@@ -264,7 +266,9 @@ def test_session_start_with_a_brief_to_print_stays_within_its_budget(
     out, modules = _hook_imports("session-start", "--client", "codex", stdin=payload)
     brief = json.loads(out)["hookSpecificOutput"]["additionalContext"]
     assert "Small commits." in brief and "writes Rust" in brief
-    assert len(modules) <= 259, f"{len(modules)} modules (budget 259)"
+    # 259 + 1: a system Python's site hook (Ubuntu's apport) adds one where the suite runs as
+    # a user; the brief itself imports what it did
+    assert len(modules) <= 260, f"{len(modules)} modules (budget 260)"
 
 
 def test_user_turn_queues_without_loading_the_writer(worktree: Path) -> None:
