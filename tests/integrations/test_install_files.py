@@ -22,14 +22,13 @@ import tomlkit
 from install_world import (
     CLAUDE_SETTINGS,
     CODEX_CONFIG,
-    in_process,
     op,
     refused,
     seed_user_configs,
     tree,
 )
 
-from support import git, refusal_lines, run_killed_at, teamlore_cli
+from support import git, in_process, refusal_lines, run_killed_at, teamlore_cli
 from teamlore.core import errors
 from teamlore.integrations.config_files import load
 
