@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from rich.cells import cell_len
 
-from support import git, teamlore_cli, teamlore_in_pty
+from support import entry_file, git, teamlore_cli, teamlore_in_pty
 from teamlore.cli import output
 from teamlore.core import errors
 
@@ -141,25 +141,6 @@ def test_the_note_on_a_masked_secret_wraps_at_the_terminal_s_cells(home: Path) -
 # -- 3. sentences that were never wrapped ------------------------------------------------------
 
 
-ENTRY = """---
-id: sort-rows
-type: work_method
-status: approved
-priority: 70
-confidence: high
-provenance_strength: observed
-claim_support: human-confirmed
-limitations: ["not-authorship"]
-scope: repo
-scene: release-readiness
-occurred: []
-evidence: {"commits":[],"paths":["billing/export.py"]}
-superseded_by: null
----
-Sort rows.
-"""
-
-
 def test_synthesize_wraps_its_sentences(user_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A 162-column `Consolidation task consolidate-…` line and a 139-column `Next: …`."""
     repo = user_home / "acme"
@@ -167,7 +148,9 @@ def test_synthesize_wraps_its_sentences(user_home: Path, monkeypatch: pytest.Mon
     git(repo, "init", "-q")
     monkeypatch.chdir(repo)
     assert cli("memory", "init")[0] == 0
-    (repo / ".threadshare" / "memory" / "entries" / "sort-rows.md").write_text(ENTRY)
+    (repo / ".threadshare" / "memory" / "entries" / "sort-rows.md").write_text(
+        entry_file("sort-rows", "Sort rows.")
+    )
     code, shown, _ = cli("memory", "synthesize", "--full")
     assert code == 0, shown
     assert past(80, shown) == [], shown
