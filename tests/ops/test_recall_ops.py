@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 from recall_world import WINDOW, CodexSession, make_repo, sync
 
 import teamlore.ops.memory.recall  # noqa: F401
-from support import memory_init
+from support import entry_file, memory_init
 from teamlore.core import errors
 from teamlore.ops.registry import REGISTRY, OpContext
 
@@ -127,3 +127,37 @@ def test_the_session_scoring_recipe_is_named_and_versioned(repo: Path, home: Pat
     selection = run(repo, home, {**WINDOW, "limit": 1})["selection"]
     assert selection["recipe"] == "extraction-candidates@1"
     assert selection["sessions"] and all("score" in s for s in selection["sessions"])
+
+
+def test_smaller_chunks_shrink_the_skill_and_memory_contexts_too(repo: Path, home: Path) -> None:
+    """An agent asks for smaller chunks because its client cuts long tool results; the Skill
+    and memory contexts come in the same result and, at team scale, outweigh the chunk: each
+    gets half the chunk's budget then. The default chunk keeps the 128 KiB contexts."""
+    memory = repo / ".threadshare" / "memory"
+    for i in range(12):
+        (memory / "entries" / f"fact-{i:02d}.md").write_text(
+            entry_file(f"fact-{i:02d}", f"Fact {i}. " + "y" * 3_000, kind="work_fact"),
+            encoding="utf-8",
+        )
+        skill = memory / "skills" / f"chore-{i:02d}"
+        skill.mkdir(parents=True)
+        body = "1. Do it.\n" * 300
+        (skill / "SKILL.md").write_text(
+            f'---\nname: "chore-{i:02d}"\ndescription: "Chore {i}."\n---\n{body}', encoding="utf-8"
+        )
+
+    def content_bytes(context: dict, key: str) -> int:
+        return sum(len(item["content"].encode("utf-8")) for item in context[key])
+
+    whole = run(repo, home, {**WINDOW, "chunkBytes": 40_960})
+    assert whole["memoryContext"]["returned"] == 12 and not whole["memoryContext"]["truncated"]
+    assert whole["skillContext"]["returned"] == 12 and whole["skillContext"]["selection"] == "all"
+
+    small = run(repo, home, {**WINDOW, "chunkBytes": 16_384})
+    assert 0 < content_bytes(small["memoryContext"], "items") <= 8_192
+    assert small["memoryContext"]["truncated"] is True
+    assert 0 < content_bytes(small["skillContext"], "skills") <= 8_192
+    assert small["skillContext"]["selection"] == "ranked"
+    assert small["skillContext"]["truncated"] is True
+    # what binds a Skill candidate to the memory does not depend on what was shown
+    assert small["memoryContext"]["bindingDigest"] == whole["memoryContext"]["bindingDigest"]

@@ -3,11 +3,14 @@ reviewed memory (`memoryContext`), so it can tell a procedure worth a Skill from
 entries, and update an existing Skill instead of duplicating it (docs/assemble.md, "Skill
 context").
 
-- skillContext: every Skill when there are at most 20 and they total at most 128 KiB
+- Each context's budget is 128 KiB of content, or half the transcript budget when the agent
+  asked for chunks smaller than the default (`chunkBytes`: its client cuts long tool results,
+  and the contexts come in the same result).
+- skillContext: every Skill when there are at most 20 and they total at most the budget
   (`selection: "all"`, name order); otherwise ranked by the query (`"ranked"`) and taken in
   order while both budgets hold (stopping at the first that does not fit).
 - memoryContext: scenes (score, heat, name), then the doctrine, then approved entries (score,
-  priority, id); at most 40 items and 128 KiB of content — an item over the remaining budget is
+  priority, id); at most 40 items and the budget of content — an item over the remaining budget is
   skipped and later, smaller ones still fit. Items are never cut.
 - A memory file that exists but cannot be read safely (a symlink, not a regular file, over the
   size cap, unreadable), or one that is not valid (a merge conflict, a broken header, a field
@@ -34,7 +37,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from teamlore.core import errors
-from teamlore.core.canonical import digest, sha256_hex
+from teamlore.core.canonical import digest
+from teamlore.core.text.files import lf_sha256
 from teamlore.memory.skills.prompt import SKILL_CAPTURE_PROMPT, SKILL_CAPTURE_PROMPT_VERSION
 from teamlore.memory.skills.source import (
     SourceSkill,
@@ -78,7 +82,7 @@ class _Item:
             "kind": self.kind,
             "id": self.ident,
             "path": self.path,
-            "contentDigest": sha256_hex(self.data),
+            "contentDigest": lf_sha256(self.data),
             "content": self.content,
         }
         if self.kind == "scene":
@@ -102,20 +106,20 @@ class TeamMemory:
         entry_set = [
             {
                 "entryId": e.ident,
-                "revision": int(sha256_hex(e.data)[:13], 16) + 1,
-                "contentDigest": sha256_hex(e.data),
+                "revision": int(lf_sha256(e.data)[:13], 16) + 1,
+                "contentDigest": lf_sha256(e.data),
             }
             for e in sorted(self.entries, key=lambda e: e.ident)
         ]
         scene_index = [
-            {"name": s.ident, "contentDigest": sha256_hex(s.data), "heat": s.heat}
+            {"name": s.ident, "contentDigest": lf_sha256(s.data), "heat": s.heat}
             for s in sorted(self.scenes, key=lambda s: s.ident)
         ]
         return {
             "policyVersion": MEMORY_POLICY_VERSION,
             "entrySetDigest": digest(entry_set),
             "sceneIndexDigest": digest(scene_index),
-            "doctrineDigest": None if self.doctrine is None else sha256_hex(self.doctrine.data),
+            "doctrineDigest": None if self.doctrine is None else lf_sha256(self.doctrine.data),
         }
 
     def binding_digest(self) -> str:
@@ -223,10 +227,12 @@ def _skill_json(skill: SourceSkill) -> dict[str, Any]:
     }
 
 
-def skill_context(memory: TeamMemory, query: str) -> dict[str, Any]:
+def skill_context(
+    memory: TeamMemory, query: str, budget: int = MAX_CONTEXT_BYTES
+) -> dict[str, Any]:
     skills = memory.skills
     total_bytes = sum(len(s.data) for s in skills)
-    if len(skills) <= MAX_CONTEXT_SKILLS and total_bytes <= MAX_CONTEXT_BYTES:
+    if len(skills) <= MAX_CONTEXT_SKILLS and total_bytes <= budget:
         chosen, selection = skills, "all"
     else:
         terms = query_terms(query)
@@ -239,7 +245,7 @@ def skill_context(memory: TeamMemory, query: str) -> dict[str, Any]:
         )
         chosen, used, selection = [], 0, "ranked"
         for skill in ranked:
-            if len(chosen) == MAX_CONTEXT_SKILLS or used + len(skill.data) > MAX_CONTEXT_BYTES:
+            if len(chosen) == MAX_CONTEXT_SKILLS or used + len(skill.data) > budget:
                 break
             chosen.append(skill)
             used += len(skill.data)
@@ -256,7 +262,9 @@ def skill_context(memory: TeamMemory, query: str) -> dict[str, Any]:
     }
 
 
-def memory_context(memory: TeamMemory, query: str) -> dict[str, Any]:
+def memory_context(
+    memory: TeamMemory, query: str, budget: int = MAX_CONTEXT_BYTES
+) -> dict[str, Any]:
     terms = query_terms(query)
     scenes = sorted(
         memory.scenes,
@@ -273,7 +281,7 @@ def memory_context(memory: TeamMemory, query: str) -> dict[str, Any]:
         if len(chosen) == MAX_CONTEXT_ITEMS:
             break
         size = len(item.content.encode("utf-8"))
-        if used + size > MAX_CONTEXT_BYTES:
+        if used + size > budget:
             continue
         chosen.append(item)
         used += size
@@ -288,15 +296,18 @@ def memory_context(memory: TeamMemory, query: str) -> dict[str, Any]:
     }
 
 
-def recall_contexts(worktree_root: Path, query: str) -> dict[str, Any]:
-    """`skillContext` and `memoryContext` for a recall over `query`; a context missing a file
-    it could not read says so as a search does: `coverage: "partial"` and `leftOut`."""
+def recall_contexts(
+    worktree_root: Path, query: str, budget: int = MAX_CONTEXT_BYTES
+) -> dict[str, Any]:
+    """`skillContext` and `memoryContext` for a recall over `query`, each within `budget` bytes
+    of content; a context missing a file it could not read says so as a search does:
+    `coverage: "partial"` and `leftOut`."""
     memory = read_team_memory(worktree_root, skip_unreadable=True)
     skills = [d for d in memory.left_out if _under(d.file, SKILLS_DIR)]
     others = [d for d in memory.left_out if not _under(d.file, SKILLS_DIR)]
     return {
-        "skillContext": {**skill_context(memory, query), **_partial(skills)},
-        "memoryContext": {**memory_context(memory, query), **_partial(others)},
+        "skillContext": {**skill_context(memory, query, budget), **_partial(skills)},
+        "memoryContext": {**memory_context(memory, query, budget), **_partial(others)},
     }
 
 

@@ -212,10 +212,22 @@ def memory_recall(ctx: OpContext, request: RecallRequest) -> dict[str, Any]:
             chunk_bytes=request.chunk_bytes,
         )
         waiting = _what_still_waits(ctx, stores, result)
-        contexts = recall_contexts(stores.identity.worktree_root, normalized["query"])
+        contexts = recall_contexts(
+            stores.identity.worktree_root, normalized["query"], context_budget(request.chunk_bytes)
+        )
     # a Skill's shape beside the entry drafts' (draftShape): what the agent stages either way
     guidance = {**result["guidance"], "skillShape": SKILL_SHAPE}
     return {**result, "guidance": guidance, **waiting, **contexts}
+
+
+def context_budget(chunk_bytes: int) -> int:
+    """Bytes of content each of recall's Skill and memory contexts may hold: 128 KiB with the
+    default chunk, half the chunk when the agent asked for smaller ones — it did because its
+    client cuts long tool results, and the contexts come in the same result (docs/agents.md,
+    "Large tool results"). At team scale they outweigh the chunk several times."""
+    from teamlore.memory.skills.context import MAX_CONTEXT_BYTES
+
+    return MAX_CONTEXT_BYTES if chunk_bytes >= CHUNK_BUDGET_BYTES else chunk_bytes // 2
 
 
 def _what_still_waits(ctx: OpContext, stores: Any, result: dict[str, Any]) -> dict[str, Any]:
