@@ -39,6 +39,18 @@ def test_list_shows_every_promoted_entry_and_show_reads_one(demo: dict[str, Any]
         assert len(only) == count and {d["type"] for d in only} == {kind}
 
 
+def test_a_listed_doctrine_reads_as_words_not_markdown(demo: dict[str, Any]) -> None:
+    """The demo's doctrine opens `### Core principles` then a list item: its summary names the
+    heading, then what it says, without the `###` and `-` (the Memory page shows it)."""
+    listing = op(demo, "memory.list", {"kind": "doctrine"})
+    (doctrine,) = listing["documents"]
+    assert doctrine["summary"].startswith("Core principles: Make release inputs deterministic")
+    assert "#" not in doctrine["summary"] and " - " not in doctrine["summary"]
+    entries = op(demo, "memory.list", {"kind": "entry"})["documents"]
+    # an entry's claim, which starts with words, is listed as it was
+    assert entries[0]["summary"].startswith(("Invoice export", "Release"))
+
+
 def test_show_refuses_what_is_not_there(demo: dict[str, Any]) -> None:
     with pytest.raises(errors.TeamloreError) as refused:
         op(demo, "memory.show", {"kind": "entry", "id": "no-such-entry"})

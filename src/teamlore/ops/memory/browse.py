@@ -7,6 +7,7 @@ agents find memory with `threadshare_memory_search`; people browse it in `teamlo
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 import orjson
@@ -70,7 +71,25 @@ def _summary(title: str | None, body: str | None) -> str:
     from teamlore.core.text.excerpts import excerpt
     from teamlore.memory.store.projection_rows import headline
 
-    return excerpt(headline(title or "", body or ""), SUMMARY_CELLS)
+    return excerpt(_without_markup(headline(title or "", body or "")), SUMMARY_CELLS)
+
+
+# what opens a Markdown line as structure, not as words: a heading, a list item, a quote
+_LINE_MARK = re.compile(r"^\s{0,3}(?:#{1,6}\s+|[-*+]\s+|>\s?|\d{1,3}[.)]\s+)")
+
+
+def _without_markup(text: str) -> str:
+    """A headline as words: the doctrine opens with a heading and a list (`### Core
+    principles` / `- Make release inputs…`), shown as `Core principles: Make release inputs…`
+    rather than its raw Markdown."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        return text
+    heading = lines[0].lstrip().startswith("#")
+    words = [_LINE_MARK.sub("", line).strip() for line in lines]
+    if heading and len(words) > 1:
+        return f"{words[0]}: {' '.join(words[1:])}"
+    return " ".join(words)
 
 
 @operation("memory.list", input_model=ListRequest, side_effect="read")
