@@ -119,6 +119,16 @@ def test_sessions_show_headers_fit_80_columns_with_the_command_whole(walk: Cli) 
     assert title.startswith("請閱讀") and title.endswith("…") and cell_len(title) <= 80
 
 
+@pytest.mark.parametrize("columns", ["40", "50", "60"])
+def test_a_narrow_listing_keeps_the_key_sessions_show_takes(walk: Cli, columns: str) -> None:
+    """`sessions show` takes a key's first 8 characters or more: a narrow terminal cuts the
+    other columns, never the key below the 12 characters a wide listing shows."""
+    keys = [s["sessionKey"][:12] for s in listed(walk)]
+    narrow = teamlore_cli("sessions", "list", env={**walk.env, "COLUMNS": columns}).stdout
+    rows = narrow.splitlines()[1 : len(keys) + 1]
+    assert [row.split()[0] for row in rows] == keys
+
+
 def test_a_cut_folder_says_where_to_read_it_whole(walk: Cli) -> None:
     text = at_80(walk, "sessions", "list", "--unmapped")
     assert "  …/" in text

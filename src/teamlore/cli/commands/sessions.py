@@ -422,6 +422,8 @@ def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bo
     for column in table.columns:
         column.no_wrap = True
         column.overflow = "ellipsis"
+    # the key is what a reader copies into `sessions show`: narrow terminals cut the others
+    table.columns[0].min_width = 12
     if mapped:
         table.columns[4].max_width = repo_width
     table.columns[-1].max_width = title_room
