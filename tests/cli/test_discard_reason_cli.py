@@ -58,9 +58,12 @@ def test_at_a_terminal_it_asks_why_and_keeps_the_reason(
         "memory", "discard", "--candidate", candidate, answers=["a one-off staging value"], cwd=repo
     )
     assert code == 0, printed
-    assert f"Say why you discard {candidate}; it cannot be undone [Enter alone keeps it]: " in (
-        plain(printed)
-    )
+    # asked within the terminal's 80 columns, the answer typed after the question's last line
+    asked = plain(printed).replace("\r\n", "\n").split("a one-off staging value")[0]
+    lines = asked.splitlines()[-2:]
+    assert max(map(len, lines)) <= 80 and lines[-1].endswith("keeps it]: ")
+    question = f"Say why you discard {candidate}; it cannot be undone [Enter alone keeps it]:"
+    assert " ".join(" ".join(lines).split()) == question
     assert f"Discarded {candidate} (was quarantined)." in plain(printed)
     assert reasons(home) == ["a one-off staging value"]
     assert waiting(repo) == 0

@@ -363,8 +363,11 @@ def say_file(path: str, note: str) -> None:
 
 def ask_line(question: str) -> str:
     """The line a person at the terminal types after `question` (on stdout, as the lines above
-    it), stripped; Ctrl-C or Ctrl-D stops the command as an interrupted one (exit 130)."""
-    sys.stdout.write(f"{question}: ")
+    it), stripped; Ctrl-C or Ctrl-D stops the command as an interrupted one (exit 130). A long
+    question is wrapped at words to the terminal's width; the answer is typed after its last
+    line."""
+    *above, last = wrapped_lines("", f"{question}:", indent=0)
+    sys.stdout.write("".join(f"{line}\n" for line in above) + f"{last} ")
     sys.stdout.flush()
     try:
         return input().strip()
