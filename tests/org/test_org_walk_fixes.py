@@ -15,6 +15,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from org_support import make_clone
+from support import git
 from teamlore.cli.main import app
 
 RACER = """
@@ -121,3 +122,23 @@ def test_adding_a_clone_again_under_another_name_is_told_it_is_in_once(
     assert again.exit_code == 1 and error["code"] == "ORG_REPOSITORY_EXISTS"
     assert error["message"].endswith("for this clone (billing)")
     assert "teamlore org list" in error["next"]  # not only "pick another --name"
+
+
+def test_a_second_clone_of_a_remote_already_in_the_index_is_refused(
+    home: Path, database: str | None, tmp_path: Path
+) -> None:
+    """Two clones of one repository (`git clone … ~/src2billing`) would put every entry in the
+    index twice: a repository is in once, whichever clone, however its remote is spelt."""
+    clone = make_clone(tmp_path / "src", "billing", {"deploy": "Deploy with the script."})
+    other = make_clone(tmp_path / "src2", "src2billing", {"deploy": "Deploy with the script."})
+    git(other, "remote", "set-url", "origin", "git@github.com:acme/billing.git")
+    env = {"TEAMLORE_HOME": str(home), "TEAMLORE_ORG_DATABASE": database or ""}
+    assert CliRunner().invoke(app, ["org", "add", str(clone)], env=env).exit_code == 0
+    again = CliRunner().invoke(app, ["org", "add", str(other), "--format", "json"], env=env)
+    error = json.loads(again.output)["error"]
+    assert again.exit_code == 1 and error["code"] == "ORG_REPOSITORY_EXISTS"
+    assert error["message"] == (
+        "the org index already has github.com/acme/billing as billing (another clone of it)"
+    )
+    assert "teamlore org remove billing" in error["next"]
+    assert _listed(home, database) == [("billing", str(clone))]

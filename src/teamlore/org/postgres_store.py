@@ -354,10 +354,13 @@ class PostgresStore:
         with self._conn() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_ADD_REPOSITORY_LOCK,))
             taken = conn.execute(
-                "SELECT name, path FROM org_repositories WHERE path = %s OR name = %s",
-                (repository.path, repository.name),
+                "SELECT name, path, remote FROM org_repositories "
+                "WHERE path = %s OR name = %s OR remote = %s",
+                (repository.path, repository.name, repository.remote),
             ).fetchall()
-            repository_taken(repository, [(str(name), str(path)) for name, path in taken])
+            repository_taken(
+                repository, [(str(name), str(path), remote) for name, path, remote in taken]
+            )
             conn.execute(
                 "INSERT INTO org_repositories (name, path, remote, added_at, state) "
                 "VALUES (%s, %s, %s, %s, 'new')",

@@ -125,10 +125,13 @@ class SqliteStore:
     def add_repository(self, repository: Repository) -> None:
         with db.write_tx(self.conn):
             taken = self.conn.execute(
-                "SELECT name, path FROM org_repositories WHERE path = ? OR name = ?",
-                (repository.path, repository.name),
+                "SELECT name, path, remote FROM org_repositories "
+                "WHERE path = ? OR name = ? OR remote = ?",
+                (repository.path, repository.name, repository.remote),
             ).fetchall()
-            repository_taken(repository, [(str(name), str(path)) for name, path in taken])
+            repository_taken(
+                repository, [(str(name), str(path), remote) for name, path, remote in taken]
+            )
             self.conn.execute(
                 "INSERT INTO org_repositories (name, path, remote, added_at, state) "
                 "VALUES (?, ?, ?, ?, ?)",

@@ -184,25 +184,35 @@ class OrgStore(Protocol):
 ADD_A_TOKEN_UNLESS_ITS_NAME_IS_LIVE = "ON CONFLICT DO NOTHING"
 
 
-def repository_taken(repository: Repository, taken: list[tuple[str, str]]) -> None:
-    """ORG_REPOSITORY_EXISTS when `taken` (name, path of the repositories that hold the new
-    one's clone or name, read in the transaction that would add it) is not empty: a clone is in
-    the index once, under one name (docs/org.md)."""
+def repository_taken(repository: Repository, taken: list[tuple[str, str, str | None]]) -> None:
+    """ORG_REPOSITORY_EXISTS when `taken` (name, path, remote of the repositories that hold the
+    new one's clone, name or public remote, read in the transaction that would add it) is not
+    empty: a repository is in the index once, under one name, whichever clone of it is added
+    (docs/org.md)."""
     if not taken:
         return
-    same_clone = [name for name, path in taken if path == repository.path]
-    if not same_clone:
+    same_clone = [name for name, path, _ in taken if path == repository.path]
+    if same_clone:  # another --name does not help: the clone itself is in, under its name
+        raise errors.TeamloreError(
+            errors.ORG_REPOSITORY_EXISTS,
+            f"the org index already has a repository for this clone ({same_clone[0]})",
+        ).advising(
+            f"It is in as {same_clone[0]} (`teamlore org list`); to rename it, "
+            f"`teamlore org remove {same_clone[0]}`, then add it again with `--name`."
+        )
+    if any(name == repository.name for name, _, _ in taken):
         raise errors.TeamloreError(
             errors.ORG_REPOSITORY_EXISTS,
             f"the org index already has a repository named {repository.name}",
         )
-    # another --name does not help: the clone itself is in, under its name
+    # another clone of one remote: its documents would be in twice, each result shown twice
+    name, _, remote = taken[0]
     raise errors.TeamloreError(
         errors.ORG_REPOSITORY_EXISTS,
-        f"the org index already has a repository for this clone ({same_clone[0]})",
+        f"the org index already has {remote} as {name} (another clone of it)",
     ).advising(
-        f"It is in as {same_clone[0]} (`teamlore org list`); to rename it, "
-        f"`teamlore org remove {same_clone[0]}`, then add it again with `--name`."
+        f"A repository is in once, whichever clone (`teamlore org list`); to index this clone "
+        f"instead, `teamlore org remove {name}` first."
     )
 
 
