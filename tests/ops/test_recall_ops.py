@@ -161,3 +161,18 @@ def test_smaller_chunks_shrink_the_skill_and_memory_contexts_too(repo: Path, hom
     assert small["skillContext"]["truncated"] is True
     # what binds a Skill candidate to the memory does not depend on what was shown
     assert small["memoryContext"]["bindingDigest"] == whole["memoryContext"]["bindingDigest"]
+
+
+def test_window_parameters_take_an_iso_date_or_instant_as_the_cli_does(
+    repo: Path, home: Path
+) -> None:
+    """A model often writes `…T00:00:00Z` or a bare date: the parameters take what `--since`
+    takes; a request document's window stays strictly canonical."""
+    canonical = run(repo, home, WINDOW)
+    since, until = WINDOW["since"], WINDOW["until"]
+    short = {"since": since.replace(".000Z", "Z"), "until": until.replace(".000Z", "+00:00")}
+    assert run(repo, home, short)["selection"] == canonical["selection"]
+    with pytest.raises(errors.TeamloreError) as refused:
+        run(repo, home, {"request": {**DOC, "window": {"after": short["since"], "before": until}}})
+    assert refused.value.error.code == "WINDOW_INVALID"
+    assert f"did you mean {since}?" in refused.value.message
