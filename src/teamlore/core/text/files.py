@@ -8,10 +8,14 @@
   `>>>>>>> <label>` line. Memory files (docs/memory.md, "Merge conflicts") and client configs
   kept in a dotfiles repository (docs/agents.md) can be in that state; readers name it rather
   than misread the file.
+- A clone with `core.autocrlf=true` (a Windows checkout) has every text file with CRLF line ends
+  while git holds it with LF: the digest that tells one version of a memory file from another
+  (`lf_sha256`) reads CRLF as LF, so both checkouts of one commit agree on what changed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 
@@ -25,6 +29,14 @@ def with_line_ends_of(original: str, text: str) -> str:
     if not all_crlf(original):
         return text
     return text.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+def lf_sha256(data: bytes) -> str:
+    """The sha256 (hex) of `data` with every CRLF read as LF: of an LF file, its bytes' sha256
+    (the digest it always had); of its CRLF checkout, the same."""
+    if b"\r\n" in data:
+        data = data.replace(b"\r\n", b"\n")
+    return hashlib.sha256(data).hexdigest()
 
 
 # the three markers at the start of a line, as git writes them (seven characters each), in a
