@@ -15,6 +15,7 @@ from demo_walk import LOCK_ENTRY, MEMORY, SCENE, KeptAside, Walk
 from recall_world import WINDOW
 
 from support import draft_batch, release_repository, teamlore_cli
+from teamlore.contracts._base import scene_name_for
 
 RULE = (
     "1-64 lowercase letters and digits (any script), with `-` between words, as"
@@ -65,7 +66,31 @@ def test_lint_blocks_an_entry_scene_no_scene_file_could_be_named(walk: Walk) -> 
     assert done.returncode == 1
     [finding] = json.loads(done.stdout)["findings"]
     assert (finding["file"], finding["rule"]) == (LOCK_ENTRY, "slug.scene-name")
-    assert finding["message"] == f"field `scene`: not a scene name: {RULE}"
+    # the value it holds and the name the upgrade's renaming gives it, ready to write
+    assert finding["message"] == (
+        f"field `scene`: `Release_Notes` is not a scene name: {RULE}; name it `release-notes`"
+        " here and in its scene file (`scenes/release-notes.md`)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        ("chess_ui", "chess-ui"),
+        ("Chess-Rules", "chess-rules"),
+        ("chess-variant-", "chess-variant"),
+        ("DB  migrations", "db-migrations"),
+        ("数据库_迁移", "数据库-迁移"),
+        ("release-notes", "release-notes"),
+        ("___", None),
+        ("release/notes", None),
+        ("../x", None),
+        ("x" * 80 + "_y", "x" * 64),
+    ],
+)
+def test_the_name_an_old_scene_name_meant(written: str, meant: str | None) -> None:
+    """0.1.0 took `chess_ui`, `Chess-Rules` and `chess-variant-`: each has one name it meant."""
+    assert scene_name_for(written) == meant
 
 
 def test_a_scene_named_as_the_demos_entry_names_one_is_consolidated(walk: Walk) -> None:

@@ -91,14 +91,15 @@ def test_a_non_canonical_entry_warns_on_the_line_that_differs_with_the_line_to_w
 
 
 def _staged_under_an_older_rule(flow: Flow) -> str:
-    """A candidate whose scene the current rule refuses (`Release_Notes`): staged before an
-    upgrade, or by a teammate's older teamlore (stage refuses such a draft today)."""
+    """A candidate whose scene the current rule refuses and no renaming mends
+    (`release/notes`): staged before an upgrade, or by a teammate's older teamlore (stage
+    refuses such a draft today)."""
     (cid,) = flow.quarantine([candidate(TEXT, [(TEXT, [flow.turn_ev(1)])])])
     with flow.state() as conn:
         conn.execute(
             "UPDATE candidates SET payload_json = json_set(payload_json, '$.scene', ?) "
             "WHERE candidate_id = ?",
-            ("Release_Notes", cid),
+            ("release/notes", cid),
         )
         conn.commit()
     return cid
@@ -132,6 +133,26 @@ def test_a_candidate_blocked_by_a_newer_rule_is_offered_extract_again(flow: Flow
     flow.op("memory.discard", {"candidateId": cid, "extractAgain": True, "reason": "old rule"})
     assert flow.op("memory.recall", {**WINDOW})["sources"]
 
+
+
+def test_a_candidate_staged_with_a_scene_name_of_0_1_0_is_written_under_its_new_name(
+    flow: Flow,
+) -> None:
+    """0.1.0 staged `Chess_UI`; this version names scenes `chess-ui`. The candidate was blocked
+    (`slug.scene-name`) with only a discard left: its entry is written under the name the
+    upgrade's renaming gives it, which the person sees in the entry under review."""
+    (cid,) = flow.quarantine([candidate(TEXT, [(TEXT, [flow.turn_ev(1)])])])
+    with flow.state() as conn:
+        conn.execute(
+            "UPDATE candidates SET payload_json = json_set(payload_json, '$.scene', ?) "
+            "WHERE candidate_id = ?",
+            ("Chess_UI", cid),
+        )
+        conn.commit()
+    item = flow.item(cid)
+    assert not item["blocked"], item["lintFindings"]
+    (written,) = item["files"]
+    assert "+scene: chess-ui\n" in written["diff"]  # what the person reviews
 
 def test_the_review_text_names_extract_again_for_a_candidate_blocked_by_lint(flow: Flow) -> None:
     cid = _staged_under_an_older_rule(flow)

@@ -92,6 +92,18 @@ def is_scene_name(value: str) -> bool:
     return SCENE_NAME.fullmatch(value) is not None and value == value.lower()
 
 
+def scene_name_for(value: str) -> str | None:
+    """The scene name `value` most likely meant, when one follows from it by the upgrade's
+    renaming (CHANGELOG, "Upgrading from 0.1.0"): lowercase, `_` and blanks as `-`, none at
+    either end (`Chess_UI` → `chess-ui`, `chess-variant-` → `chess-variant`); None for any other
+    character (`release/notes`, `../x` are not names to guess at) or when none is left."""
+    if not re.fullmatch(r"[\w\- ]+", value):
+        return None
+    words = re.split(r"[\s_-]+", value.lower())
+    name = "-".join(word for word in words if word)[:64].strip("-")
+    return name if name and is_scene_name(name) else None
+
+
 def _check_scene_name(value: str) -> str:
     if not is_scene_name(value):
         raise ValueError(f"invalid-scene-name: a scene is named by {SCENE_NAME_RULE}")

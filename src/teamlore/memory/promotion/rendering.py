@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from teamlore.contracts._base import is_scene_name, scene_name_for
 from teamlore.core import errors
 from teamlore.core.canonical import sha256_hex
 from teamlore.core.secrets import sanitize_for_name
@@ -318,6 +319,16 @@ def _refuse_duplicate(view: CandidateView, ctx: RenderContext, texts: list[str])
     )
 
 
+def _scene_of(payload: dict[str, Any]) -> str | None:
+    """The candidate's scene as its entry names it. A candidate staged by 0.1.0 may name one
+    the way it allowed (`chess_ui`): written under the name the upgrade renames it to
+    (`chess-ui`, as `memory lint` advises for entries), in the diff the person reviews."""
+    scene = _one_line(payload.get("scene"))
+    if scene and not is_scene_name(scene):
+        return scene_name_for(scene) or scene
+    return scene
+
+
 def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[RenderedFile]:
     """The exact entry files promoting `view` writes (raises LINT_BLOCKED / TARGET_DRIFT)."""
     payload = view.payload
@@ -329,7 +340,7 @@ def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
     blocking: list[Finding] = []
     not_blocking: list[Finding] = []  # said when something else blocks it
     root = str(ctx.worktree_root)
-    scene_raw = _one_line(payload.get("scene"))
+    scene_raw = _scene_of(payload)
     primary_id: str | None = None
     for number, unit in enumerate(units):
         text = entry_text(payload.get("content", ""), unit, ctx.public_identity)

@@ -31,7 +31,7 @@ from typing import Literal, Protocol, cast
 
 from pydantic import BaseModel, Field
 
-from teamlore.contracts._base import SCENE_NAME_RULE, is_scene_name
+from teamlore.contracts._base import SCENE_NAME_RULE, is_scene_name, scene_name_for
 from teamlore.core import errors, safe_write
 from teamlore.core.errors import MEMORY_NOT_INITIALIZED, TeamloreError
 from teamlore.core.failpoints import failpoint
@@ -208,7 +208,12 @@ def _scene_name_findings(scene: str, text: str, path: str) -> list[Finding]:
     (a hand-edited `scene: ../../x` would reach consolidation as a scene name)."""
     if is_scene_name(scene):
         return []
-    why, line = f"field `scene`: not a scene name: {SCENE_NAME_RULE}", text.find("\nscene:") + 1
+    shown = f"`{scene}`" if scene.isprintable() and "`" not in scene else repr(scene)
+    why = f"field `scene`: {shown} is not a scene name: {SCENE_NAME_RULE}"
+    meant = scene_name_for(scene)
+    if meant is not None:
+        why += f"; name it `{meant}` here and in its scene file (`scenes/{meant}.md`)"
+    line = text.find("\nscene:") + 1
     return [_finding("slug.scene-name", "block", path, why, line_of(text, line))]
 
 
