@@ -423,6 +423,7 @@ UNSUPPORTED_FILE_TYPE = _register(
 FILE_NOT_FOUND = _register("FILE_NOT_FOUND", "the file does not exist")
 PATH_NOT_FOUND = _register("PATH_NOT_FOUND", "the path given does not exist")
 CWD_GONE = _register("CWD_GONE", "the current folder no longer exists")
+PATH_NOT_UTF8 = _register("PATH_NOT_UTF8", "a folder's name is not UTF-8: the index cannot hold it")
 INVALID_ENCODING = _register("INVALID_ENCODING", "the file is not valid UTF-8 or contains NUL")
 EMPTY_DOCUMENT = _register("EMPTY_DOCUMENT", "the file has no content")
 DOCUMENT_TOO_LARGE = _register("DOCUMENT_TOO_LARGE", "the file exceeds 256 KiB")

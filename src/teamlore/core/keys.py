@@ -133,8 +133,18 @@ def keyed_id(domain: str, value: str, home: Path | None = None) -> str:
 
 def _keyed(secret: bytes, domain: str, value: str) -> str:
     mac = hmac.new(secret, digestmod=hashlib.sha256)
-    mac.update(domain.encode("utf-8") + b"\x00" + value.encode("utf-8"))
+    mac.update(domain.encode("utf-8") + b"\x00" + _real_bytes(value))
     return mac.hexdigest()[:KEY_HEX_CHARS]
+
+
+def _real_bytes(value: str) -> bytes:
+    """`value` as the bytes it stands for: its UTF-8 (the same key for the same text in every
+    locale), a surrogate escape as the byte it holds (a path whose name is not UTF-8, as
+    `os.fsencode` gives it back), another lone surrogate as itself (`surrogatepass`)."""
+    try:
+        return value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogatepass")
 
 
 def session_key(provider: str, provider_session_id: str, home: Path | None = None) -> str:

@@ -103,6 +103,7 @@ NEXT: dict[str, str] = {
     "FILE_NOT_FOUND": "Check the file's path, then run the command again.",
     "PATH_NOT_FOUND": "Check the path, then run the command again.",
     "CWD_GONE": "Go to a folder that exists (`cd`), then run the command again.",
+    "PATH_NOT_UTF8": "Rename the folder to a UTF-8 name (`convmv -f latin1 -t utf8`).",
     "INVALID_ENCODING": "Save the file as UTF-8 without NUL bytes, then import it again.",
     "EMPTY_DOCUMENT": "Import a file that has some text in it.",
     "DOCUMENT_TOO_LARGE": "Split the file into parts under 256 KiB and import each.",

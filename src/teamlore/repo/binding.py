@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from teamlore.core import db, errors, keys
-from teamlore.core.paths import display_path
+from teamlore.core.paths import display_path, escaped_path
 from teamlore.repo import tables
-from teamlore.repo.git import GitCommandError, run_git_text
+from teamlore.repo.git import GitCommandError, run_git
 
 _WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\|[A-Za-z]:$)")
 
@@ -72,7 +72,9 @@ def _real_directory(path: Path) -> Path:
 
 def _rev_parse(cwd: Path, *flags: str) -> list[str]:
     try:
-        out = run_git_text(["rev-parse", *flags], cwd=cwd)
+        # a path's bytes as the file system holds them: a name that is not UTF-8 as surrogate
+        # escapes (what `os` gives and takes), not as U+FFFD, which names no folder
+        out = run_git(["rev-parse", *flags], cwd=cwd).decode("utf-8", "surrogateescape")
     except GitCommandError as exc:
         if "not a git repository" in exc.stderr.lower():
             raise errors.TeamloreError(
@@ -130,6 +132,7 @@ def register_repository(
 ) -> RepositoryIdentity:
     """Resolve `path` and upsert its worktree into `repositories` (idempotent)."""
     identity = resolve_repository(path, home=home)
+    _refuse_undecodable(identity)
     row = tables.WorktreeRow(
         identity.repository_key,
         identity.worktree_key,
@@ -139,6 +142,18 @@ def register_repository(
     with db.write_tx(conn):
         tables.upsert_worktree(conn, row, _now())
     return identity
+
+
+def _refuse_undecodable(identity: RepositoryIdentity) -> None:
+    """PATH_NOT_UTF8 for a repository whose path is not UTF-8 (`lat\\xf3n`, made under a
+    latin-1 locale): the index stores paths as UTF-8 text, which cannot hold such a name."""
+    for path in (identity.worktree_root, identity.git_common_dir):
+        if escaped_path(path) != str(path):
+            raise errors.TeamloreError(
+                errors.PATH_NOT_UTF8,
+                f"{display_path(path)} is not UTF-8, so it cannot be registered",
+                path=escaped_path(path),
+            )
 
 
 def list_repositories(conn: sqlite3.Connection) -> list[RepositoryIdentity]:

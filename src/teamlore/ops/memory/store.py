@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from teamlore.core import errors
+from teamlore.core.paths import escaped_path
 from teamlore.core.shapes.strict import STRICT
 from teamlore.ops.owner import OwnerContext, open_owner, resolve_owner
 from teamlore.ops.registry import OpContext, operation
@@ -35,7 +36,7 @@ def memory_init(ctx: OpContext, request: InitRequest) -> dict[str, Any]:
     identity = resolve_owner(ctx)
     created = init_tree(identity.worktree_root)
     return {
-        "worktree": identity.worktree_root.name,
+        "worktree": escaped_path(identity.worktree_root.name),  # a name not UTF-8 as `\xf3`
         "repositoryKey": identity.repository_key,
         "worktreeKey": identity.worktree_key,
         "created": [_relative(p, identity.worktree_root) for p in created],
