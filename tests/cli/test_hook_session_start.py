@@ -57,6 +57,21 @@ def test_prints_the_hook_json_with_the_brief(tmp_path: Path) -> None:
     assert "The user writes Rust at work." in output["additionalContext"]
 
 
+def test_a_mistyped_client_is_said_once_on_stderr_and_the_hook_still_answers(
+    tmp_path: Path,
+) -> None:
+    """`--client clade` was silent: the hook went on as for Claude Code and nothing said why
+    a Codex or Pi brief never came. stdout is what the client injects: only the hook JSON."""
+    payload = json.dumps({"hook_event_name": "SessionStart", "cwd": str(tmp_path)})
+    done = run_hook(state_with_profile(tmp_path), payload, client="clade")
+    assert done.returncode == 0
+    assert done.stderr.splitlines() == [
+        "teamlore hook: unknown client 'clade' (known: claude, codex, pi); going on as for claude"
+    ]
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "The user writes Rust at work." in context
+
+
 def test_past_its_budget_the_hook_prints_nothing_and_exits_0(tmp_path: Path) -> None:
     done = run_hook(state_with_profile(tmp_path), "{}", budget="0.05")
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")

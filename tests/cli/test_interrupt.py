@@ -42,6 +42,24 @@ def test_ctrl_c_while_sync_imports_orjson_exits_130(tmp_path: Path) -> None:
     assert codes == [130] * AS_ORJSON_LOADS
 
 
+def test_ctrl_c_while_the_console_entry_loads_exits_130_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """A Ctrl-C in the first ~30 ms (the console script importing `teamlore.cli.entry`, before
+    `main` runs) printed Python's KeyboardInterrupt traceback. A real SIGINT, sent by the
+    process to itself at that moment (`TEAMLORE_INTERRUPTPOINT`, core/failpoints.py)."""
+    command, env = _command("status", tmp_path)
+    done = subprocess.run(
+        command,
+        env={**env, "TEAMLORE_INTERRUPTPOINT": "entry-import"},
+        capture_output=True,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as `_started`
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "")
+
+
 def _command(name: str, tmp_path: Path) -> tuple[list[str], dict[str, str]]:
     nothing = tmp_path / "no-sessions"
     nothing.mkdir()

@@ -226,8 +226,8 @@ def test_a_number_within_its_bounds_runs_without_typer(
 # a number outside its option's bounds (`ui --port`: 0-65535); the plain parse leaves it to
 # typer, whose usage error it is (`org serve` checks its own: tests/org/test_org_new_user_walk.py)
 OUTSIDE_BOUNDS = [
-    (("ui", "--port", "65536"), "'--port': Input should be less than or equal to 65535"),
-    (("ui", "--port=99999999999999999999"), "'--port': Input should be less than or equal to"),
+    (("ui", "--port", "65536"), "'--port': must be 65535 or less"),
+    (("ui", "--port=99999999999999999999"), "'--port': must be 65535 or less"),
 ]
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 from team_mcp import team_calls
 
-from support import initialized_repository, teamlore_cli
+from support import in_process, initialized_repository, refusal_lines, teamlore_cli
 
 WINDOW = {"since": "2026-03-01T00:00:00.000Z", "until": "2026-03-08T00:00:00.000Z"}
 
@@ -73,6 +73,40 @@ def test_recall_bounds_its_query_in_utf8_bytes_as_its_schema_says(
     window = ["--since", WINDOW["since"], "--until", WINDOW["until"]]
     cli = _cli_code(repo, "memory", "recall", *window, "--query", "中" * 2_800)
     assert cli == "INVALID_ARGUMENT"
+
+
+def test_a_limit_out_of_range_or_a_wrong_choice_is_said_in_our_words_on_cli_and_mcp(
+    tmp_path: Path, home: Path
+) -> None:
+    """`--limit 0` said pydantic's `Input should be greater than or equal to 1` and `--kind x`
+    its `Input should be 'entry', 'skill' or 'consolidation'`: neither said the whole range.
+    Now both say it in teamlore's words, the flag on the CLI and the field over MCP."""
+    repo = initialized_repository(tmp_path, home)
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("threadshare_memory_search", {"query": "release", "limit": 0}),
+        ("threadshare_memory_search", {"query": "release", "limit": 100_000}),
+        ("threadshare_memory_review", {"kind": "entries"}),
+    ]
+    _, answers = anyio.run(team_calls, repo, calls)
+    between = "must be between 1 and 100"
+    choices = "'entries' is not one of 'entry', 'skill', 'consolidation'"
+    assert [(a["error"]["code"], a["error"]["message"]) for a in answers] == [
+        ("INVALID_ARGUMENT", f"limit: {between}"),
+        ("INVALID_ARGUMENT", f"limit: {between}"),
+        ("INVALID_ARGUMENT", f"kind: {choices}"),
+    ]
+
+    for args, said in [
+        (("memory", "search", "release", "--limit", "-1"), f"--limit: {between}"),
+        (("memory", "review", "--kind", "entries"), f"--kind: {choices}"),
+    ]:
+        text = in_process(*args, cwd=repo, env={"COLUMNS": "200"})
+        assert text.returncode == 2
+        assert refusal_lines(text.stderr)[0] == f"error INVALID_ARGUMENT: {said}"
+        as_json = in_process(*args, "--format", "json", cwd=repo)
+        assert as_json.returncode == 2
+        error = json.loads(as_json.stdout)["error"]
+        assert (error["code"], error["message"]) == ("INVALID_ARGUMENT", said)
 
 
 def test_a_consolidation_patch_refusal_points_to_the_patch_shape_not_the_draft_shape(

@@ -149,7 +149,7 @@ def test_the_hook_prints_one_json_line_and_exits_0_whatever_it_gets(
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"source": "extension"}, "source: Input should be 'interactive' or 'rpc'"),
+        ({"source": "extension"}, "source: 'extension' is not one of 'interactive', 'rpc'"),
         ({"turnId": "a b"}, "turnId: String should match pattern '^[A-Za-z0-9_-]{1,128}$'"),
         ({"sessionId": ""}, "sessionId: String should have at least 1 character"),
         ({"text": 3}, "text: Input should be a valid string"),

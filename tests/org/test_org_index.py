@@ -281,7 +281,7 @@ def test_a_skipped_repository_reports_the_commit_the_index_keeps_not_the_head_it
     refused = git(clones["billing"], "rev-parse", "HEAD")
     synced = {r["repository"]: r for r in org_sync(home, database, "--lexical")["repositories"]}
     billing, web = synced["billing"], synced["web"]
-    assert (billing["outcome"], billing["problem"]) == ("skipped", "lint blocks 1 file(s)")
+    assert (billing["outcome"], billing["problem"]) == ("skipped", "lint blocks 1 file")
     assert (billing["commit"], billing["headCommit"]) == (indexed, refused)
     # one that is indexed at its HEAD says so twice
     assert web["commit"] == web["headCommit"] == git(clones["web"], "rev-parse", "HEAD")
@@ -397,7 +397,7 @@ def test_an_over_long_query_or_limit_is_refused_and_changes_nothing(
         "next": "See the org's repositories with `teamlore org status`.",
     }
     code, output = org(home, database, "search", "deploy", "--kind", "entries")
-    assert code == 2 and "error INVALID_ARGUMENT: --kind: Input should be" in output  # not kind.0
+    assert code == 2 and "INVALID_ARGUMENT: --kind: 'entries' is not one of" in output  # kind.0
     code, output = org(home, database, "add", str(clones["web"]), "--format", "json")
     assert code == 1 and json.loads(output)["error"]["code"] == "ORG_REPOSITORY_EXISTS"
     code, output = org(home, database, "add", str(clones["web"]), "--name", "w2", "-f", "json")

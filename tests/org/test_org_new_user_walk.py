@@ -457,7 +457,7 @@ def test_a_sync_the_databases_loss_cut_off_says_which_repositories_it_synced(
         (("serve", "--port", "70000"), "--port: must be between 1 and 65535"),
         (("serve", "--port", "0"), "--port: must be between 1 and 65535"),
         (("serve", "--rate", "0"), "--rate: must be 1 or more requests a minute"),
-        (("search", "deploy", "--limit", "0"), "--limit: Input should be greater than or equal"),
+        (("search", "deploy", "--limit", "0"), "--limit: must be between 1 and 100"),
     ],
 )
 def test_a_number_out_of_range_is_invalid_argument_as_in_every_other_command(

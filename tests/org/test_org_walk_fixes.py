@@ -12,11 +12,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from org_support import make_clone
-from support import git
+from support import git, in_process
 from teamlore.cli.main import app
+from teamlore.core import errors
 
 RACER = """
 import sys, time
@@ -142,3 +144,96 @@ def test_a_second_clone_of_a_remote_already_in_the_index_is_refused(
     )
     assert "teamlore org remove billing" in error["next"]
     assert _listed(home, database) == [("billing", str(clone))]
+
+
+def test_a_sync_killed_part_way_leaves_in_its_log_each_repository_it_synced(
+    home: Path, tmp_path: Path
+) -> None:
+    """`org sync > log`, then kill -9 after a repository: the log (not a terminal) says it."""
+    env = {"TEAMLORE_HOME": str(home), "TEAMLORE_ORG_DATABASE": ""}
+    clone = make_clone(tmp_path / "src", "alpha", {"alpha-note": "How alpha deploys."})
+    assert CliRunner().invoke(app, ["org", "add", str(clone)], env=env).exit_code == 0
+    log = tmp_path / "log"
+    with log.open("w") as out:
+        killed = subprocess.run(
+            [sys.executable, "-m", "teamlore.cli.main", "org", "sync", "--lexical"],
+            env={
+                **os.environ,
+                **env,
+                "TEAMLORE_FAILPOINT": "org.sync.repository-done",  # SIGKILL after alpha
+                "PYTHONPATH": os.pathsep.join(sys.path),
+            },
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+            timeout=120,
+        )
+    assert killed.returncode == -9
+    assert log.read_text().splitlines() == [
+        "alpha  synced  1 document (1 added, 0 changed, 0 deleted)"
+    ]
+
+
+def test_a_sync_stopped_before_its_first_repository_says_so_within_80_columns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`after 0 repositories (these stay as synced)` on one 113-character line was the text."""
+    from teamlore.cli import output
+    from teamlore.cli.commands.org import _before_sync_error
+
+    monkeypatch.setenv("COLUMNS", "80")
+    output.forget_consoles()
+    left = ["billing", "payments", "web-app"]
+    stopped = errors.TeamloreError(
+        errors.ORG_DATABASE_UNAVAILABLE, "gone", repositories=[], notSynced=left
+    )
+    _before_sync_error(stopped)
+    output.forget_consoles()
+    assert capsys.readouterr().out.splitlines() == [
+        "Stopped by the error below before any repository was synced; not synced:",
+        "  billing, payments, web-app.",
+    ]
+
+
+def test_a_sync_that_waits_for_anothers_lock_says_so_on_stderr(
+    home: Path, database: str | None, tmp_path: Path
+) -> None:
+    """A second `org sync` was silent for up to `--wait` seconds (120 by default)."""
+    from teamlore.core.paths import resolve_home
+    from teamlore.org.backends import open_store
+
+    env = {"TEAMLORE_HOME": str(home), "TEAMLORE_ORG_DATABASE": database or ""}
+    store = open_store(database, resolve_home(home))
+    try:
+        with store.sync_lock(0, "build-7 pid 42"):
+            waited = in_process("org", "sync", "--wait", "0.2", env=env)
+            at_once = in_process("org", "sync", "--wait", "0", env=env)
+    finally:
+        store.close()
+    assert waited.returncode == 1 and "LOCK_BUSY" in waited.stderr
+    said = waited.stderr.splitlines()[0]
+    assert said.startswith("teamlore org sync: waiting for build-7 pid 42, since ")
+    assert said.endswith(" (another org sync), up to 0.2 s …")
+    assert "waiting for" not in at_once.stderr  # it did not wait
+
+
+def test_status_and_list_fit_80_columns_and_status_says_whether_pgvector_is_offered(
+    home: Path, database: str | None, tmp_path: Path
+) -> None:
+    """A repository's row ran to 91 characters with its remote; the text never said pgvector."""
+    name = "payments-reconciliation"
+    clone = make_clone(tmp_path / "src", name, {"deploy": "Deploy with the script."})
+    env = {"TEAMLORE_HOME": str(home), "TEAMLORE_ORG_DATABASE": database or "", "COLUMNS": "80"}
+    assert in_process("org", "add", str(clone), env=env).returncode == 0
+    assert in_process("org", "sync", "--lexical", env=env).returncode == 0
+    for command in ("status", "list"):
+        lines = in_process("org", command, env=env).stdout.splitlines()
+        words = [line for line in lines if not line.startswith(f"    {tmp_path}")]  # a path: whole
+        assert all(len(line) <= 80 for line in words), lines
+        row = next(i for i, line in enumerate(lines) if line.startswith(name))
+        assert lines[row + 1] == f"    remote github.com/acme/{name}"
+    status = in_process("org", "status", env=env).stdout.splitlines()
+    pgvector = [line for line in status if line.startswith("pgvector    ")]
+    if database is None:
+        assert pgvector == []  # the embedded index has no server to ask
+    else:
+        assert pgvector[0].endswith(" (vectors are ranked in the serving process)")

@@ -312,11 +312,12 @@ def refused_as_not_utf8(error: dict[str, str], name: str, port: int) -> None:
     assert error["code"] == "ORG_DATABASE_UNAVAILABLE", error
     assert error["message"] == (
         f"cannot use the org database at 127.0.0.1:{port}/{name}: its encoding is SQL_ASCII; "
-        f"teamlore needs a UTF8 database (createdb -E UTF8 -T template0 {name})"
-    )
+        f"teamlore needs a UTF8 database: create a new one "
+        f"(createdb -E UTF8 -T template0 {name}_utf8) or drop this one first"
+    )  # `createdb … {name}` itself fails: that database exists
     assert error["next"] == (
-        "Create the org database with `createdb -E UTF8 -T template0 NAME` "
-        '(docs/org.md "A team server") and use its URL.'
+        "Create a new UTF8 database under another name (`createdb -E UTF8 -T template0 NAME`) "
+        'and use its URL, or drop this one first (docs/org.md "A team server").'
     )
 
 
@@ -358,8 +359,8 @@ def test_the_refusal_is_one_line_and_its_next(home: Path, ascii_database: tuple[
     first, *rest = refusal_lines(done.output)
     assert first.startswith("error ORG_DATABASE_UNAVAILABLE: cannot use the org database at ")
     assert first.endswith(
-        f": its encoding is SQL_ASCII; teamlore needs a UTF8 database "
-        f"(createdb -E UTF8 -T template0 {name})"
+        f": its encoding is SQL_ASCII; teamlore needs a UTF8 database: create a new one "
+        f"(createdb -E UTF8 -T template0 {name}_utf8) or drop this one first"
     )
     assert [line.split(":")[0] for line in rest] == ["  next"]
 
@@ -379,8 +380,8 @@ def test_org_serve_refuses_a_database_that_is_not_utf8_before_it_listens(
     first = refusal_lines(done.stderr)[0]
     assert first.startswith("error ORG_DATABASE_UNAVAILABLE: cannot use the org database at ")
     assert first.endswith(
-        f"its encoding is SQL_ASCII; teamlore needs a UTF8 database "
-        f"(createdb -E UTF8 -T template0 {name})"
+        f"its encoding is SQL_ASCII; teamlore needs a UTF8 database: create a new one "
+        f"(createdb -E UTF8 -T template0 {name}_utf8) or drop this one first"
     )
     assert "MCP at" not in done.stderr  # it never said it listens
     assert tables_of(url) == []

@@ -14,18 +14,30 @@ failure. Everything else goes to `teamlore.cli.main`.
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
-from collections.abc import Callable
 
-from teamlore.cli import (
-    any_character_gets_out,
-    closed_stdin_as_empty,
-    in_utf8_mode,
-    reader_went_away,
-    single_blas_thread,
-)
+INTERRUPTED_EXIT = 130  # as a command interrupted while it runs (cli/output.py, `run`)
+# the console script imports this module before it calls `main`: a Ctrl-C while it loads exits
+# as one in `main` does, not with Python's traceback (a SystemExit out of an import is quiet)
+try:
+    import gc
+    from collections.abc import Callable
+
+    from teamlore.cli import (
+        any_character_gets_out,
+        closed_stdin_as_empty,
+        in_utf8_mode,
+        reader_went_away,
+        single_blas_thread,
+    )
+
+    if os.environ.get("TEAMLORE_INTERRUPTPOINT"):  # tests only (core/failpoints.py)
+        from teamlore.core.failpoints import failpoint
+
+        failpoint("entry-import")
+except KeyboardInterrupt:
+    sys.exit(INTERRUPTED_EXIT)
 
 TYPE_CHECKING = False  # not `typing`'s: the watch client's process does not load typing
 if TYPE_CHECKING:
@@ -33,7 +45,6 @@ if TYPE_CHECKING:
 
 # set (to anything) to run every command in its own process even while `teamlore watch` runs
 NO_WATCH_ENV = "TEAMLORE_NO_WATCH"
-INTERRUPTED_EXIT = 130  # as a command interrupted while it runs (cli/output.py, `run`)
 
 
 def main() -> None:

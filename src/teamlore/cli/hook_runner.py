@@ -80,10 +80,19 @@ def session_start(client: str) -> int:
 
 
 def _client(argv: list[str]) -> str:
+    """The client `--client` names; a name it does not know (`clade`) is said on stderr, one
+    line (stdout is what the client injects), and the hook goes on as for Claude Code."""
     if "--client" in argv:
         index = argv.index("--client")
-        if index + 1 < len(argv) and argv[index + 1] in CLIENTS:
-            return argv[index + 1]
+        name = argv[index + 1] if index + 1 < len(argv) else ""
+        if name in CLIENTS:
+            return name
+        with contextlib.suppress(OSError, ValueError):  # a hook never fails the session
+            sys.stderr.write(
+                f"teamlore hook: unknown client {name!r} (known: {', '.join(CLIENTS)});"
+                " going on as for claude\n"
+            )
+            sys.stderr.flush()
     return "claude"
 
 

@@ -510,9 +510,11 @@ def run(
     confirm: Callable[[dict[str, Any]], bool] | None = None,
     org_database: str | None = None,
     before_error: Callable[[errors.TeamloreError], None] | None = None,
+    each: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Run one registered operation and print its result (or its error); `confirm` asks the
     person at the terminal (see `OpContext.confirm`); `org_database`: `teamlore org --database`;
+    `each`: the text view of each part of the result as it is done (`OpContext.each`);
     `before_error`: the text view's lines ahead of a refusal (what was done before it: the
     JSON view has it in the error's `details`)."""
     try:
@@ -530,6 +532,7 @@ def run(
                 progress=progress,
                 confirm=confirm,
                 org_database=org_database,
+                each=each if fmt is OutputFormat.text else None,
             )
             result = run_operation(name, ctx, {k: v for k, v in payload.items() if v is not None})
     except errors.TeamloreError as err:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from teamlore.core.remedies import NEXT, TOOL_FOR_COMMAND, TOOL_NEXT
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from pydantic import ValidationError
 
@@ -273,20 +273,44 @@ def first_problem(
     *,
     plain: bool = False,
     patterns: Mapping[str, str] | None = None,
+    schema: Callable[[], Mapping[str, Any]] | None = None,
 ) -> tuple[str, str]:
     """Where (dotted field path) and what (pydantic's message) of a validation error's first
-    problem; `plain` drops pydantic's own wording ("Value error, ", "Assertion failed, ");
-    `patterns` names what a value of a pattern looks like, said instead of the regex."""
+    problem; `plain` says it in teamlore's words: no "Value error, " or "Assertion failed, ", a
+    number out of bounds or a wrong choice as `_in_our_words` says it (`schema`: the request's
+    JSON schema, for a bound the error does not name); `patterns` names what a value of a
+    pattern looks like, said instead of the regex."""
     first = exc.errors()[0]
     where = ".".join(str(part) for part in first.get("loc", ())) or default_location
     message = str(first.get("msg", "invalid value"))
     if plain:
         for prefix in ("Value error, ", "Assertion failed, "):
             message = message.removeprefix(prefix)
+        message = _in_our_words(first, schema) or message
     named = (patterns or {}).get(str((first.get("ctx") or {}).get("pattern")))
     if first.get("type") == "string_pattern_mismatch" and named is not None:
         message = f"{first.get('input')!r} is not {named}"
     return where, message
+
+
+def _in_our_words(problem: Any, schema: Callable[[], Mapping[str, Any]] | None) -> str | None:
+    """`must be between 1 and 100` for a number out of its bounds (both, when the schema of its
+    field states them), `'x' is not one of 'a', 'b'` for a wrong choice; None for the rest."""
+    kind, ctx = problem.get("type"), problem.get("ctx") or {}
+    if kind in ("literal_error", "enum"):
+        choices = ", ".join(str(ctx.get("expected", "")).rsplit(" or ", 1))
+        return f"{problem.get('input')!r} is not one of {choices}"
+    if kind not in ("greater_than_equal", "less_than_equal"):
+        return None
+    low, high = ctx.get("ge"), ctx.get("le")
+    loc = problem.get("loc", ())
+    if schema is not None and len(loc) == 1:
+        field = schema().get("properties", {}).get(loc[0], {})
+        for shape in (field, *field.get("anyOf", ())):
+            low, high = shape.get("minimum", low), shape.get("maximum", high)
+    if low is not None and high is not None:
+        return f"must be between {low} and {high}"
+    return f"must be {low} or more" if low is not None else f"must be {high} or less"
 
 
 def from_validation_error(
@@ -297,11 +321,14 @@ def from_validation_error(
     default_location: str = "request",
     plain: bool = False,
     patterns: Mapping[str, str] | None = None,
+    schema: Callable[[], Mapping[str, Any]] | None = None,
     **details: Any,
 ) -> TeamloreError:
     """The one mapping from a pydantic ValidationError to a refusal with a stable code:
     `<prefix><location>: <message>` of the first problem."""
-    where, message = first_problem(exc, default_location, plain=plain, patterns=patterns)
+    where, message = first_problem(
+        exc, default_location, plain=plain, patterns=patterns, schema=schema
+    )
     return TeamloreError(error, f"{prefix}{where}: {message}", **details)
 
 

@@ -3,6 +3,9 @@
 `TEAMLORE_FAILPOINT=name` (or a comma-separated list) makes `failpoint("name")` kill the current
 process with SIGKILL, which skips every finally block and atexit hook, like a power cut would.
 
+`TEAMLORE_INTERRUPTPOINT=name` (or a list) makes `failpoint("name")` send the process SIGINT, as
+a Ctrl-C at that point would (`entry-import`: while the console entry loads, `cli/entry.py`).
+
 `TEAMLORE_PAUSEPOINT=name=FLAG` makes `failpoint("name")` create the file FLAG and wait until it
 is removed (at most PAUSE_SECONDS), each time the point is reached: a test acts as a concurrent
 writer while the process stands still at a known step.
@@ -15,6 +18,7 @@ import signal
 import time
 
 ENV = "TEAMLORE_FAILPOINT"
+INTERRUPT_ENV = "TEAMLORE_INTERRUPTPOINT"
 PAUSE_ENV = "TEAMLORE_PAUSEPOINT"
 PAUSE_SECONDS = 60.0
 
@@ -29,6 +33,9 @@ def failpoint(name: str) -> None:
     armed = os.environ.get(ENV)
     if armed and name in armed.split(","):
         os.kill(os.getpid(), signal.SIGKILL)
+    interrupt = os.environ.get(INTERRUPT_ENV)
+    if interrupt and name in interrupt.split(","):
+        os.kill(os.getpid(), signal.SIGINT)
     pause = os.environ.get(PAUSE_ENV)
     if pause and pause.partition("=")[0] == name:
         _pause(pause.partition("=")[2])

@@ -194,13 +194,11 @@ def _checked(field: _Field, value: Any, *, json: bool = False, words: bool = Fal
     if field.kind is float:
         value = float(value)
     rule = field.rule
-    problem = _out_of_bounds(rule, value) if words else None
+    # a number out of its bounds is said in teamlore's words, as `errors.first_problem` says a
+    # pydantic request's; a text's length in pydantic's unless `words`
+    problem = _out_of_bounds(rule, value) if words or isinstance(value, (int, float)) else None
     if problem is not None:
         raise _refused(field.key, problem)
-    if rule.ge is not None and value < rule.ge:
-        raise _refused(field.key, f"Input should be greater than or equal to {rule.ge}")
-    if rule.le is not None and value > rule.le:
-        raise _refused(field.key, f"Input should be less than or equal to {rule.le}")
     if rule.min_length is not None and len(value) < rule.min_length:
         raise _refused(field.key, f"String should have at least {counted(rule.min_length)}")
     if rule.max_length is not None and len(value) > rule.max_length:
@@ -274,13 +272,18 @@ class PlainRequest(Record, frozen=True, kw_only=True):
         coercion (`"5"` → 5), or its refusal in its words."""
         from pydantic import ValidationError
 
+        twin = cls.pydantic_twin()
         try:
-            validated = cls.pydantic_twin().model_validate(payload)
+            validated = twin.model_validate(payload)
         except ValidationError as exc:
             from teamlore.contracts.formats import PATTERN_NAMES  # with a refusal only
 
             raise errors.from_validation_error(
-                exc, errors.INVALID_ARGUMENT, plain=True, patterns=PATTERN_NAMES
+                exc,
+                errors.INVALID_ARGUMENT,
+                plain=True,
+                patterns=PATTERN_NAMES,
+                schema=twin.model_json_schema,
             ) from None
         request = cls(**{f.name: getattr(validated, f.name) for f in cls._fields()})
         try:

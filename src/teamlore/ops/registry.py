@@ -152,6 +152,8 @@ class OpContext(Record):
     `request_flush` asks a background Writer, when the process has one, to run now.
     `confirm` asks the person at the terminal to confirm one item (CLI-only operations such as
     `memory.confirm`; None means "confirmed": the CLI's `--yes`).
+    `each` takes each finished part of a long operation's result as it is done (`org sync`: one
+    repository's), for a text view that prints it then: a run cut short keeps what it said.
     `org_database` names the org index's PostgreSQL server (docs/org.md); None: the
     `TEAMLORE_ORG_DATABASE` variable, else the embedded index. `token_holder`: the caller is a
     bearer token's holder over `org serve`'s HTTP, not whoever set up the index: what it is told
@@ -169,6 +171,7 @@ class OpContext(Record):
     confirm: Callable[[dict[str, Any]], bool] | None = None
     org_database: str | None = None  # `--database` / `org serve`'s; else TEAMLORE_ORG_DATABASE
     token_holder: bool = False  # `org serve`'s HTTP callers
+    each: Callable[[dict[str, Any]], None] | None = None
 
 
 class Operation(NamedTuple):
@@ -253,7 +256,11 @@ def parse_request(model: type[InputModel], payload: dict[str, Any], *, strict: b
             from teamlore.contracts.formats import PATTERN_NAMES  # with a refusal only
 
             refusal = errors.from_validation_error(
-                exc, errors.INVALID_ARGUMENT, plain=True, patterns=PATTERN_NAMES
+                exc,
+                errors.INVALID_ARGUMENT,
+                plain=True,
+                patterns=PATTERN_NAMES,
+                schema=model.model_json_schema,
             )
             raise _naming_the_json_type(refusal, exc.errors()[0]) if strict else refusal from None
         raise

@@ -21,7 +21,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -226,8 +226,8 @@ def _environment_defaults() -> dict[str, str]:
 # where the connection string came from, as a refusal's `next` names it
 FLAG_SOURCE = "`--database`"
 NOT_UTF8 = (
-    "Create the org database with `createdb -E UTF8 -T template0 NAME` "
-    '(docs/org.md "A team server") and use its URL.'
+    "Create a new UTF8 database under another name (`createdb -E UTF8 -T template0 NAME`) and "
+    'use its URL, or drop this one first (docs/org.md "A team server").'
 )
 LACKING_PRIVILEGE = (
     'Use the role that owns the org database (docs/org.md "A team server"), or grant this '
@@ -470,18 +470,21 @@ class PostgresStore:
         return str(rows["index_id"]), int(rows["generation"])
 
     @contextmanager
-    def sync_lock(self, wait_seconds: float, holder: str) -> Iterator[None]:
+    def sync_lock(
+        self, wait_seconds: float, holder: str, waiting: Callable[[str], None] | None = None
+    ) -> Iterator[None]:
         """A session advisory lock on a connection of its own for the whole sync; while another
         process holds it, poll until `wait_seconds`, then LOCK_BUSY naming the holder."""
         with self._conn() as conn:
             conn.autocommit = True
             deadline = time.monotonic() + wait_seconds
+            told = waiting is None
             while not _try_lock(conn):
                 if time.monotonic() >= deadline:
-                    row = conn.execute(
-                        "SELECT value FROM org_meta WHERE key = 'sync_holder'"
-                    ).fetchone()
-                    raise sync_busy(row[0] if row else "holder unknown")
+                    raise sync_busy(_sync_holder(conn))
+                if not told and waiting is not None:
+                    waiting(_sync_holder(conn))
+                    told = True
                 time.sleep(0.1)
             try:
                 conn.execute(
@@ -609,9 +612,15 @@ def _probe(database: str, source: str) -> None:
         raise errors.TeamloreError(
             errors.ORG_DATABASE_UNAVAILABLE,
             f"cannot use the org database at {server_address(database)}: its encoding is "
-            f"{encoding}; teamlore needs a UTF8 database (createdb -E UTF8 -T template0 {name})",
+            f"{encoding}; teamlore needs a UTF8 database: create a new one "
+            f"(createdb -E UTF8 -T template0 {name}_utf8) or drop this one first",
             server=server_address(database),
         ).advising(NOT_UTF8)
+
+
+def _sync_holder(conn: psycopg.Connection[Any]) -> str:
+    row = conn.execute("SELECT value FROM org_meta WHERE key = 'sync_holder'").fetchone()
+    return str(row[0]) if row else "holder unknown"
 
 
 def _encoding(conn: psycopg.Connection[Any]) -> str:

@@ -7,8 +7,8 @@ file lock next to the database, so two `org sync` on one machine take turns.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -276,20 +276,33 @@ class SqliteStore:
         return str(rows["index_id"]), int(rows["generation"])
 
     @contextmanager
-    def sync_lock(self, wait_seconds: float, holder: str) -> Iterator[None]:
+    def sync_lock(
+        self, wait_seconds: float, holder: str, waiting: Callable[[str], None] | None = None
+    ) -> Iterator[None]:
         """A file lock next to the database; the holder is written beside it, so a second sync
-        that gives up can say who holds it."""
+        that waits or gives up can say who holds it."""
         lock = self.path.with_name(self.path.name + ".sync-lock")
         named = self.path.with_name(self.path.name + ".sync-holder")
+
+        def holding() -> str:
+            return named.read_text(errors="replace") if named.exists() else "holder unknown"
+
         try:
-            with file_lock(lock, wait_seconds=wait_seconds, what="org sync"):
+            with ExitStack() as held:
+                try:
+                    held.enter_context(file_lock(lock, wait_seconds=0, what="org sync"))
+                except errors.TeamloreError as busy:
+                    if busy.code != errors.LOCK_BUSY.code or wait_seconds <= 0:
+                        raise
+                    if waiting is not None:
+                        waiting(holding())
+                    held.enter_context(file_lock(lock, wait_seconds=wait_seconds, what="org sync"))
                 write_private_file(named, f"{holder}, since {now_instant()}".encode())
                 yield
         except errors.TeamloreError as busy:
             if busy.code != errors.LOCK_BUSY.code:
                 raise
-            who = named.read_text(errors="replace") if named.exists() else "holder unknown"
-            raise sync_busy(who) from None
+            raise sync_busy(holding()) from None
 
     # ---------------------------------------------------------------------------------- search
 

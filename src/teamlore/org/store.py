@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
@@ -163,7 +163,12 @@ class OrgStore(Protocol):
         """(the index's random id, its generation): names one state of one index."""
         ...
 
-    def sync_lock(self, wait_seconds: float, holder: str) -> AbstractContextManager[None]: ...
+    def sync_lock(
+        self, wait_seconds: float, holder: str, waiting: Callable[[str], None] | None = None
+    ) -> AbstractContextManager[None]:
+        """The index's sync lock for the whole sync; `waiting` is told who holds it (`host pid
+        N, since …`) once, when this one starts to wait for it."""
+        ...
 
     # search
     def lexical(self, query: Query, where: SearchFilter, window: int) -> list[LexicalHit]: ...

@@ -90,18 +90,24 @@ def sync_org(
     holder: str,
     wait_seconds: float,
     progress: Progress | None = None,
+    each: Callable[[RepositorySync], None] | None = None,
+    waiting: Callable[[str], None] | None = None,
 ) -> list[RepositorySync]:
     """Sync every repository; a clone that cannot be read is its own result, never the run's
-    end. A failure of the index after its repositories were listed is SyncStopped."""
+    end. A failure of the index after its repositories were listed is SyncStopped. `each`
+    takes each repository's result as soon as it is committed; `waiting` is told who holds
+    the index's sync lock when this sync starts to wait for it."""
     results: list[RepositorySync] = []
     repositories: list[Repository] | None = None
     try:
-        with store.sync_lock(wait_seconds, holder):
+        with store.sync_lock(wait_seconds, holder, waiting):
             repositories = store.repositories()
             for done, repository in enumerate(repositories):
                 if progress is not None:
                     progress(done, len(repositories), repository.name)
                 results.append(sync_repository(store, repository, embedder))
+                if each is not None:
+                    each(results[-1])
                 failpoint("org.sync.repository-done")
             if progress is not None:
                 progress(len(repositories), len(repositories), "done")
@@ -160,7 +166,8 @@ def sync_repository(
     blocking = [f for f in findings if f.severity == "block"]
     if blocking:
         repository.state = "skipped"
-        repository.problem = f"lint blocks {len({f.file for f in blocking})} file(s)"
+        blocked = len({f.file for f in blocking})
+        repository.problem = f"lint blocks {blocked} file{'' if blocked == 1 else 's'}"
         repository.findings = [_as_served(f) for f in blocking]
         store.record(repository)
         return replace(

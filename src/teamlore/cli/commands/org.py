@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from teamlore.cli.app import org_app, org_token_app
+from teamlore.cli.literal import literal
 from teamlore.cli.output import (
     FormatOption,
     LexicalOption,
@@ -20,6 +21,7 @@ from teamlore.cli.output import (
     say,
     say_how_many_more,
     say_titled,
+    say_wrapped,
     stderr,
     stdout,
     styled,
@@ -49,6 +51,7 @@ def _run(
     database: str | None,
     progress: str | None = None,
     before_error: Any = None,
+    each: Any = None,
 ) -> dict[str, Any]:
     return run(
         name,
@@ -58,6 +61,7 @@ def _run(
         org_database=database,
         progress_label=progress,
         before_error=before_error,
+        each=each,
     )
 
 
@@ -105,18 +109,28 @@ RESYNC = "`teamlore org sync` indexes HEAD"
 
 
 def _repository_line(repo: dict[str, Any]) -> None:
+    """The repository's line: name, state, documents, commit, then its remote, which goes on
+    a line of its own under it when the one line would pass the terminal's width."""
+    from rich.cells import cell_len
+
     state = repo["state"]
     style = {"ok": "green", "missing": "yellow", "skipped": "red"}.get(state, "")
     commit = (repo.get("commit") or "")[:12]
     since = {"behind": " (HEAD has moved on)", "not-in-history": " (not in HEAD's history)"}
-    say(
+    parts = [
         styled(repo["name"], "bold"),
         "  ",
         styled(state, style) if style else state,
         f"  {counted(repo['documents'], 'document')}",
         f"  at {commit}{since.get(repo.get('commitState') or '', '')}" if commit else "",
-        f"  {repo['remote']}" if repo.get("remote") else "",
-    )
+    ]
+    remote = f"  {repo['remote']}" if repo.get("remote") else ""
+    width = sum(cell_len(literal(str(part))) for part in parts) + cell_len(literal(remote))
+    if width <= stdout.width:
+        say(*parts, remote)
+    else:
+        say(*parts)
+        say(f"    remote {repo['remote']}")
     if repo.get("commitState") == "not-in-history":
         say(styled(f"    rewritten (force-push, rebase or amend?): {RESYNC}", "yellow"))
     if repo.get("problem"):
@@ -156,10 +170,9 @@ NOT_SYNCED = ("skipped", "missing")  # outcomes that make `org sync` exit 1
 
 
 def _render_sync(result: dict[str, Any]) -> None:
+    """The sync's last lines (each repository's were said as it was synced: `_say_now`)."""
     if not result["repositories"]:
         say("No repository in the org index yet: add one with `teamlore org add CLONE`.")
-    for repo in result["repositories"]:
-        _say_synced(repo)
     say(f"Index generation {result['generation']}, {result['index']}.")
     left = [r["repository"] for r in result["repositories"] if r["outcome"] in NOT_SYNCED]
     if left:
@@ -167,21 +180,25 @@ def _render_sync(result: dict[str, Any]) -> None:
 
 
 def _before_sync_error(err: errors.TeamloreError) -> None:
-    """A sync the index's failure stopped (its database lost): the repositories done before
-    it, as a whole sync shows them, and the ones it did not finish; then the error."""
+    """A sync the index's failure stopped (its database lost): after the repositories done
+    before it (said as each was synced), the ones it did not finish; then the error."""
     if "repositories" not in err.details:
         return
-    for repo in err.details["repositories"]:
-        _say_synced(repo)
-    finished = counted(len(err.details["repositories"]), "repository", "repositories")
-    left = ", ".join(err.details.get("notSynced", [])) or "none"
-    say(
-        styled(
-            f"Stopped by the error below after {finished} (these stay as synced); "
-            f"not synced: {left}.",
-            "yellow",
-        )
+    done = len(err.details["repositories"])
+    when = (
+        f"after {counted(done, 'repository', 'repositories')} (these stay as synced)"
+        if done
+        else "before any repository was synced"
     )
+    left = ", ".join(err.details.get("notSynced", [])) or "none"
+    say_wrapped(f"Stopped by the error below {when}; not synced: {left}.", style="yellow")
+
+
+def _say_now(repo: dict[str, Any]) -> None:
+    """One repository's result the moment it is synced, flushed: a log of a sync killed
+    part-way (`org sync > log`, then kill -9) holds each repository synced before it."""
+    _say_synced(repo)
+    stdout.file.flush()
 
 
 def _say_synced(repo: dict[str, Any]) -> None:
@@ -237,6 +254,7 @@ def sync(
         database,
         "org sync",
         before_error=_before_sync_error,
+        each=_say_now,
     )
     if any(repo["outcome"] in NOT_SYNCED for repo in result["repositories"]):
         raise SystemExit(1)  # a cron job (`pull && org sync`) notices; the output says which
@@ -292,6 +310,9 @@ def status(database: str | None = DatabaseOption, fmt: OutputFormat = FormatOpti
     def render(result: dict[str, Any]) -> None:
         say(f"Org index   {result['index']}, generation {result['generation']}")
         say(f"Documents   {result['documents']} ({result['embedded']} with embeddings)")
+        if "pgvectorAvailable" in result:  # a PostgreSQL server's: offered or not, unused yet
+            offered = "offered by the server" if result["pgvectorAvailable"] else "not offered"
+            say(f"pgvector    {offered} (vectors are ranked in the serving process)")
         for repo in result["repositories"]:
             _repository_line(repo)
 

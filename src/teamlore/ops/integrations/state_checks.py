@@ -53,10 +53,19 @@ def state_dir_check(home: Path) -> doctor_checks.Check:
                 if derived
                 else ""
             ),
-            f"chmod -R go-rwx {shlex.quote(str(home))}",
+            f"chmod -R go-rwx {_as_typed(home)}",
         )
     private = f"{display_path(home)} is private (0700/0600)"
     return doctor_checks.Check("state.permissions", "ok", private)
+
+
+def _as_typed(path: Path) -> str:
+    """`path` for a command line a person pastes or shares: the home folder as `~` (outside
+    the quotes, where the shell expands it), the rest quoted as it needs."""
+    shown = display_path(path)
+    if shown.startswith("~/"):
+        return "~/" + shlex.quote(shown[2:])
+    return shown if shown == "~" else shlex.quote(shown)
 
 
 def _readable_by_others(home: Path) -> list[str]:

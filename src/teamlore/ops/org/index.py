@@ -147,9 +147,16 @@ def org_sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
     store = org_store(ctx)
     embedder, vector = configured_vectors(ctx, lexical=request.lexical)
     results: list[RepositorySync] | None = None
+    told = ctx.each
     try:
         results = sync_org(
-            store, embedder, holder=lock_holder(), wait_seconds=request.wait, progress=ctx.progress
+            store,
+            embedder,
+            holder=lock_holder(),
+            wait_seconds=request.wait,
+            progress=ctx.progress,
+            each=None if told is None else lambda result: told(_sync_result(result)),
+            waiting=lambda who: _say_waiting(who, request.wait),
         )
         generation = store.generation()
     except SyncStopped as stopped:
@@ -164,6 +171,16 @@ def org_sync(ctx: OpContext, request: SyncRequest) -> dict[str, Any]:
         "vector": vector.to_json(exclude_none=True),
         "repositories": [_sync_result(result) for result in results],
     }
+
+
+def _say_waiting(holder: str, wait: float) -> None:
+    """One line on stderr (whatever the format: stdout stays the result's) when this sync starts
+    waiting for another's lock, so a sync waiting up to `--wait` seconds is not silent."""
+    print(
+        f"teamlore org sync: waiting for {holder} (another org sync), up to {wait:g} s …",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _sync_result(result: RepositorySync) -> dict[str, Any]:
