@@ -58,3 +58,46 @@ def test_a_merge_target_that_does_not_parse_is_to_be_repaired_then_extracted_aga
     path = ".threadshare/memory/entries/release-tag-check.md"
     assert remedy.startswith(f"Fix {path} as `teamlore memory lint` says")
     assert "--extract-again" in remedy
+
+
+def test_targets_a_windows_checkout_gave_crlf_are_the_entries_adjudication_saw(
+    tmp_path: Path,
+) -> None:
+    """In a clone with `core.autocrlf=true` the files have CRLF and the projection's digests
+    (which adjudication records) are of their LF text, as in every other clone: the merge
+    renders; a real edit of a target since is still drift."""
+    repo = tmp_path / "repo"
+    (repo / ".threadshare/memory/entries").mkdir(parents=True)
+    kept = write_approved_entry(repo, "release-tag-prefix", "Release tags need a v prefix.")
+    merged = write_approved_entry(repo, "release-tag-check", "Release tags are checked.")
+    as_git_holds = {path: path.read_bytes() for path in (kept, merged)}
+    for path in (kept, merged):
+        path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+
+    def view() -> CandidateView:
+        return CandidateView(
+            candidate_id="cand-1",
+            kind="entry",
+            status="quarantined",
+            adjudication="merge",
+            revision=1,
+            content_digest="",
+            payload={
+                "content": "Release tags need a v prefix; CI checks it.",
+                "mergedFrom": ["release-tag-check"],
+                "supersedes": [_approved(repo, p.stem, as_git_holds[p]) for p in (kept, merged)],
+            },
+            statements=[],
+        )
+
+    files = render_entry_candidate(view(), RenderContext(repo, None, {"release-tag-prefix"}))
+    assert [(f.entry_id, f.role) for f in files] == [
+        ("release-tag-prefix", "update"),
+        ("release-tag-check", "deprecate"),
+    ]
+    assert all(b"\r" not in f.content for f in files)  # written as the writer always writes
+
+    merged.write_bytes(merged.read_bytes().replace(b"are checked", b"are checked by CI"))
+    with pytest.raises(errors.TeamloreError) as refused:
+        render_entry_candidate(view(), RenderContext(repo, None, {"release-tag-prefix"}))
+    assert refused.value.code == "TARGET_DRIFT"

@@ -468,6 +468,60 @@ def test_crlf_and_bom_files_are_read_as_lf_text(conn: sqlite3.Connection, worktr
     assert found(conn, "windows") == ["crlf"]
 
 
+def revisions(conn: sqlite3.Connection, worktree_key: str = WORKTREE) -> dict[str, tuple[int, str]]:
+    """Each projected document's (revision, content digest)."""
+    rows = conn.execute(
+        "SELECT kind, entry_id, revision, content_digest FROM approved_entries "
+        "WHERE repository_key = ? AND worktree_key = ?",
+        (REPO, worktree_key),
+    )
+    return {f"{kind}:{entry_id}": (revision, digest) for kind, entry_id, revision, digest in rows}
+
+
+def test_an_lf_files_digest_and_revision_are_what_they_always_were(
+    conn: sqlite3.Connection, worktree: Path
+) -> None:
+    write(worktree, "entries/auth-cookie.md", entry_text("auth-cookie", "Keep the session cookie."))
+    sync(conn, worktree)
+    # computed by the projection before digests read CRLF as LF (the sha256 of the bytes):
+    # consolidated.json files and bound revisions made then stay valid
+    assert revisions(conn)["entry:auth-cookie"] == (
+        3685020437734950,
+        "d1781ae2e66259453ae6b341640835c9b2693f37d3f1ecbb161194c526351c52",
+    )
+
+
+def crlf(text: str) -> str:
+    return text.replace("\n", "\r\n")
+
+
+def test_a_crlf_checkout_has_the_digests_and_revisions_of_its_lf_clone(
+    conn: sqlite3.Connection, tmp_path: Path, worktree: Path
+) -> None:
+    files = {
+        "entries/auth-cookie.md": entry_text("auth-cookie", "Keep the session cookie."),
+        "scenes/releases.md": SCENE,
+        "doctrine.md": "# Doctrine\n\n- Verify before you claim.\n",
+    }
+    windows = tmp_path / "windows-clone"
+    windows.mkdir()
+    init_tree(windows)
+    for relative, text in files.items():
+        write(worktree, relative, text)
+        write(windows, relative, crlf(text))
+    lf, checkout = sync(conn, worktree), sync(conn, windows, worktree_key=OTHER_WORKTREE)
+    assert checkout.coverage == "complete", checkout.diagnostics
+    assert revisions(conn, OTHER_WORKTREE) == revisions(conn) and len(revisions(conn)) == 3
+    assert checkout.source_tree_digest == lf.source_tree_digest
+
+    edited = crlf(entry_text("auth-cookie", "Keep the session cookie httpOnly."))
+    write(windows, "entries/auth-cookie.md", edited)
+    sync(conn, windows, worktree_key=OTHER_WORKTREE)
+    assert (
+        revisions(conn, OTHER_WORKTREE)["entry:auth-cookie"] != revisions(conn)["entry:auth-cookie"]
+    )
+
+
 def test_invalid_utf8_is_a_located_diagnostic(conn: sqlite3.Connection, worktree: Path) -> None:
     data = entry_text("latin", "caf\u00e9").encode("utf-8").replace("é".encode(), b"\xe9")
     write(worktree, "entries/latin.md", data)
@@ -841,6 +895,24 @@ def test_a_stale_projection_or_record_forces_a_full_read(
         assert reads == []  # the full read recorded the tree again
     else:
         assert (result.outcome, result.generation) == ("rebuilt", first.generation + 1)
+
+
+def test_a_crlf_checkout_projected_with_its_bytes_digests_is_read_again(
+    conn: sqlite3.Connection, worktree: Path, settled_clock: None
+) -> None:
+    text = entry_text("auth-cookie", "Keep the cookie.")
+    write(worktree, "entries/auth-cookie.md", crlf(text))
+    sync(conn, worktree)
+    old = sha256_hex(crlf(text).encode())  # what projector @2 recorded: the bytes' sha256
+    conn.execute(
+        "UPDATE approved_entries SET content_digest = ?, revision = ?",
+        (old, int(old[:13], 16) + 1),
+    )
+    conn.execute(
+        "UPDATE approved_projection SET projector_version = 'teamlore-approved-projection@2'"
+    )
+    assert sync(conn, worktree).outcome == "rebuilt"  # not the unchanged-tree fast path
+    assert revisions(conn)["entry:auth-cookie"][1] == sha256_hex(text.encode())
 
 
 def test_the_recorded_identities_stay_in_the_private_state_db(

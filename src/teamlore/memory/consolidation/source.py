@@ -24,7 +24,8 @@ from teamlore.contracts import digests
 from teamlore.contracts._base import SCENE_NAME_RULE, is_scene_name
 from teamlore.core import errors, safe_write
 from teamlore.core.analyzer import ANALYZER_VERSION
-from teamlore.core.canonical import digest, sha256_hex
+from teamlore.core.canonical import digest
+from teamlore.core.text.files import lf_sha256
 from teamlore.memory.extraction.tasks import Owner
 from teamlore.memory.store import documents as docs
 from teamlore.memory.store.layout import CONSOLIDATED_FILE, MEMORY_ROOT, scene_path
@@ -190,7 +191,7 @@ def read_source(conn: sqlite3.Connection, owner: Owner, worktree_root: Path) -> 
             )
             continue
         data = read_memory_file(worktree_root, repo_path)
-        if data is None or sha256_hex(data) != content_digest:
+        if data is None or lf_sha256(data) != content_digest:
             raise _incomplete(
                 f"{repo_path} changed while it was being read; run the command again",
                 path=repo_path,
@@ -312,7 +313,7 @@ def read_committed(worktree_root: Path) -> tuple[dict[str, tuple[int, str]] | No
         )
         if data is None:
             return None, None
-        return docs.load_consolidated(data, CONSOLIDATED_FILE), sha256_hex(data)
+        return docs.load_consolidated(data, CONSOLIDATED_FILE), lf_sha256(data)
     except (errors.TeamloreError, docs.MemoryFormatError, OSError):
         return None, None
 

@@ -13,8 +13,8 @@ from pydantic import ValidationError
 
 from teamlore.contracts._base import is_scene_name, scene_name_for
 from teamlore.core import errors
-from teamlore.core.canonical import sha256_hex
 from teamlore.core.secrets import sanitize_for_name
+from teamlore.core.text.files import lf_sha256
 from teamlore.memory.extraction.typed_facts import COMMIT_CHANGED_PATH, parse_fact_text
 from teamlore.memory.promotion.rendered import RenderContext, RenderedFile
 from teamlore.memory.promotion.review import (
@@ -274,7 +274,7 @@ def _approved_targets(
             continue
         target_path = f"{layout.MEMORY_ROOT}/{reference['path']}"
         current = ctx.read(target_path)
-        if current is None or sha256_hex(current) != reference.get("contentDigest"):
+        if current is None or lf_sha256(current) != reference.get("contentDigest"):
             raise errors.TeamloreError(
                 errors.TARGET_DRIFT,
                 f"entry {reference['id']} {_what_happened(current)} since the candidate was "

@@ -73,8 +73,9 @@ __all__ = [
 ]
 
 # bumped when what a file is read as changes, so that every projection is read again (2: a
-# file in an unresolved merge is not read)
-PROJECTOR_VERSION = "teamlore-approved-projection@2"
+# file in an unresolved merge is not read; 3: a file's digest reads CRLF as LF, so a CRLF
+# checkout's rows take the digests its LF clone has — an LF file's are the same as before)
+PROJECTOR_VERSION = "teamlore-approved-projection@3"
 SCAN_ATTEMPTS = 2  # one retry after a drifted scan
 # a recorded file identity is trusted only if the file's mtime and ctime are at least this much
 # older than the start of the scan that recorded it: covers coarse timestamp granularity (2 s on

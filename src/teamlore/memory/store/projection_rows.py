@@ -9,7 +9,7 @@ import re
 from typing import Any, NamedTuple
 
 from teamlore.core.analyzer import analyze
-from teamlore.core.canonical import sha256_hex
+from teamlore.core.text.files import lf_sha256
 from teamlore.memory.store.frontmatter import MemoryFormatError, decode_text
 from teamlore.memory.store.tree_reader import Diagnostic, Kind, _repo_path, _SourceFile, _TreeScan
 
@@ -200,7 +200,7 @@ def _rows_from(scan: _TreeScan) -> list[_Row]:
                 kind=source.kind,
                 entry_id=parsed.entry_id,
                 path=source.path,
-                content_digest=sha256_hex(source.data),
+                content_digest=lf_sha256(source.data),  # a CRLF checkout is no change
                 entry_type=parsed.entry_type,
                 status=parsed.status,
                 superseded_by=parsed.superseded_by,

@@ -18,6 +18,7 @@ from teamlore.core import errors
 from teamlore.core.canonical import digest, sha256_hex
 from teamlore.core.paths import escaped_path
 from teamlore.core.shapes.records import Record, field
+from teamlore.core.text.files import lf_sha256
 from teamlore.memory.store import layout
 from teamlore.memory.store.frontmatter import MAX_DOCUMENT_BYTES
 from teamlore.memory.store.layout import MEMORY_ROOT, what_stands_there
@@ -122,7 +123,7 @@ class _TreeScan(Record):
         )
 
     def source_tree_digest(self) -> str:
-        pairs = [[f.path, sha256_hex(f.data)] for f in self.files]
+        pairs = [[f.path, lf_sha256(f.data)] for f in self.files]
         pairs.extend([path, marker] for path, marker in self.skipped.items())
         pairs.sort(key=lambda pair: pair[0].encode("utf-8"))
         return digest(pairs)
