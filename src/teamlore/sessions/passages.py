@@ -7,7 +7,8 @@ the paths it wrote and the edges of its result). The separator is a gap to the a
 analyzed body in `turns_fts` is the same as before passages existed; what the index adds is
 where each passage starts in that body (`turn_passages.starts`). A search then counts the query
 terms each passage holds without analyzing anything again, ranks a turn by its best passage, and
-cuts the snippet from that passage alone.
+cuts the snippet from that passage alone, its secrets masked first (`masked`): the index holds
+the text as typed, a search's output never shows a secret.
 """
 
 from __future__ import annotations
@@ -365,16 +366,30 @@ def labeled_text(
     """The label and the original texts of passage number `passage` of a turn row (which
     holds `id`, `user_text`, `assistant_text` and `notices`): `user`, `assistant`, a notice's
     kind, or `tool #12 Bash npm test, exit 1` with that call, the paths it wrote and the
-    result's edges the index holds."""
+    result's edges the index holds; their secrets masked (`masked`)."""
     if passage == USER:
-        return "user", [str(row["user_text"] or "")]
+        return "user", [masked(str(row["user_text"] or ""))]
     if passage == ASSISTANT:
-        return "assistant", [str(row["assistant_text"] or "")]
+        return "assistant", [masked(str(row["assistant_text"] or ""))]
     notices = json.loads(str(row["notices"])) if row["notices"] else []
     if passage - 2 < len(notices):
         notice = notices[passage - 2]
-        return str(notice["kind"]), [str(notice["text"])]
+        return str(notice["kind"]), [masked(str(notice["text"]))]
     return _tool_text(conn, int(str(row["id"])), passage - 2 - len(notices))
+
+
+def masked(text: str) -> str:
+    """`text` with its secrets masked as memory search masks a hit (core/secrets/mask.py,
+    `…[40 chars]`), before a snippet is cut from it: a cut never leaves a secret's tail, or a
+    password without the words that make it one, in a search's output. The secret rules' cheap
+    test runs first; the masker and the scanner load only for a text it lets through."""
+    from teamlore.core.secrets.shapes import may_hold_secret
+
+    if not may_hold_secret(text):
+        return text
+    from teamlore.core.secrets.mask import mask_secrets
+
+    return mask_secrets(text)[0]
 
 
 TOOL_LABEL_CHARS = 60
@@ -405,13 +420,14 @@ def _tool_text(conn: sqlite3.Connection, turn_id: int, seq: int) -> tuple[str, l
     ).fetchone()
     if tool is None:
         return "", []
-    call = " ".join(str(tool["call"]).split())
+    call = masked(" ".join(str(tool["call"]).split()))  # before the label cuts it
     label = f"tool #{tool['seq'] + 1} {tool['name']} {call[:TOOL_LABEL_CHARS]}".rstrip()
     if len(call) > TOOL_LABEL_CHARS:
         label += "…"
     if tool["exit_code"] is not None:
         label += f", exit {tool['exit_code']}"
-    return label, [p for p in (call, str(tool["paths"] or ""), str(tool["result"] or "")) if p]
+    parts = (call, masked(str(tool["paths"] or "")), masked(str(tool["result"] or "")))
+    return label, [p for p in parts if p]
 
 
 # -- English queries over Chinese turns (queries._translated) -----------------------------------

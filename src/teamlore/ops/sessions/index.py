@@ -508,7 +508,7 @@ class SessionsShowRequest(PlainRequest):
 def sessions_show(ctx: OpContext, request: SessionsShowRequest) -> dict[str, Any]:
     """Show one session's normalized turns, tool uses, exit codes, paths and commits."""
     from teamlore.memory.extraction.exclusions import is_excluded
-    from teamlore.ops.sessions.lineage import annotate_show
+    from teamlore.ops.sessions.lineage import annotate_show, mask_shown
     from teamlore.repo import tables
     from teamlore.sessions.queries import show_session
 
@@ -524,7 +524,9 @@ def sessions_show(ctx: OpContext, request: SessionsShowRequest) -> dict[str, Any
         annotate_show(conn, shown)
     session = shown["session"]
     session["excludedFromExtraction"] = is_excluded(ctx.home, str(session["sessionKey"]))
-    return shown if request.tool is None else _one_tool(shown, request.tool)
+    shown = shown if request.tool is None else _one_tool(shown, request.tool)
+    mask_shown(shown)  # what is shown only: the index keeps the text as typed
+    return shown
 
 
 def _one_tool(shown: dict[str, Any], number: int) -> dict[str, Any]:

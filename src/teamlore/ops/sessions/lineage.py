@@ -16,6 +16,7 @@ from what the index holds: no column of its own, so an index written before need
   `<task-notification>`, the work going on after an interrupt) says what started it
   (`startedBy`), read from the transcript lines between it and the turn before: the index keeps
   where each turn starts and ends in its file, not the client's records between them.
+- What `sessions show` returns of a turn's texts has their secrets masked (`mask_shown`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from itertools import accumulate, pairwise
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -92,6 +94,54 @@ def annotate_show(conn: sqlite3.Connection, shown: dict[str, Any]) -> None:
         started = _starters(conn, row, [t["ordinal"] for t in promptless])
         for turn in promptless:
             turn["startedBy"] = started.get(turn["ordinal"], [])
+
+
+# -- secrets --------------------------------------------------------------------------------
+
+
+def mask_shown(shown: dict[str, Any]) -> None:
+    """Mask the secrets of the turn texts `sessions show` returns, as memory search masks a hit's
+    (`…[40 chars]`, core/secrets/mask.py): the prompt, the assistant's text and each notice. A
+    text the secret rules' cheap test lets pass is returned as it is; the index keeps the text
+    as typed. A tool call's input and output are shown as the index holds them (docs/sessions.md,
+    "Showing a session"): masking them too cost 0.5-2 s a page of the fixture sessions, some
+    1 MB of tool output each, against 25 ms."""
+    for turn in shown["turns"]:
+        turn["user"] = _masked(turn["user"])
+        turn["notices"] = _masked(turn["notices"])
+        _mask_assistant(turn)
+
+
+def _masked(value: Any) -> Any:
+    """`value` (a text, or a JSON value holding texts) with the secrets of its texts masked."""
+    if isinstance(value, str):
+        return masked_text(value)
+    if isinstance(value, dict):
+        return {key: _masked(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_masked(item) for item in value]
+    return value
+
+
+def _mask_assistant(turn: dict[str, Any]) -> None:
+    """The assistant's text masked piece by piece between the places its tool calls were made
+    (`assistantOffset`), each place moved to where its piece now ends: the text view still
+    prints each call after the words that preceded it."""
+    text = turn["assistant"]
+    if not text:
+        return
+    places = {
+        min(max(int(t["assistantOffset"]), 0), len(text))
+        for t in turn["tools"]
+        if t.get("assistantOffset") is not None
+    }
+    bounds = sorted({0, len(text), *places})
+    pieces = [masked_text(text[a:b]) for a, b in pairwise(bounds)]
+    moved = dict(zip(bounds, accumulate([0, *(len(p) for p in pieces)]), strict=True))
+    turn["assistant"] = "".join(pieces)
+    for tool in turn["tools"]:
+        if tool.get("assistantOffset") is not None:
+            tool["assistantOffset"] = moved[min(max(int(tool["assistantOffset"]), 0), len(text))]
 
 
 # -- titles ---------------------------------------------------------------------------------
