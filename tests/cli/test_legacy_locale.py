@@ -114,3 +114,17 @@ def test_an_error_handler_alone_in_pythonioencoding_keeps_the_locales_encoding(
         text=True,
     )
     assert shown.stdout.split() == ["1", "iso8859-1"], shown.stderr
+
+
+def test_teamlores_own_symbols_reach_a_latin1_terminal_as_ascii_stand_ins(
+    latin1_locale: None, project: Path, home: Path
+) -> None:
+    """A cut column's `…` went out as `\\u2026`, six cells where one was laid out: a stand-in
+    (`...`) keeps the line near its width (text the terminal cannot show is still escaped:
+    `c\\xf3digo` above)."""
+    from recall_world import sync
+
+    sync(home, project.parent.parent / "codex", project)
+    listed = teamlore_cli("sessions", "list", cwd=project, env={**LATIN1, "COLUMNS": "60"})
+    assert listed.returncode == 0, listed.stderr
+    assert "..." in listed.stdout and "\\u2026" not in listed.stdout

@@ -108,15 +108,66 @@ def writes_utf8(stream: object) -> bool:
     return not encoding or codecs.lookup(encoding).name == "utf-8"
 
 
+# teamlore's own symbols, as a terminal that cannot show them gets them: one or a few cells, as
+# wide as the symbol or close, where an escape (`\u2026`) took six
+STAND_INS = {
+    "…": "...",
+    "↳": "->",
+    "→": "->",
+    "←": "<-",
+    "✓": "ok",
+    "✗": "x",
+    "✔": "ok",
+    "—": "-",
+    "–": "-",
+    "•": "*",
+    "“": '"',
+    "”": '"',
+    "‘": "'",
+    "’": "'",
+    "·": ".",
+}
+STAND_IN_ERRORS = "teamlore-stand-in"
+
+
+def _stand_in(error: UnicodeError) -> tuple[str, int]:
+    """A codec error handler: teamlore's own symbols as their ASCII stand-ins, anything else as
+    a backslash escape (`backslashreplace`)."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    text = error.object[error.start : error.end]
+    return "".join(STAND_INS.get(char) or _escape(char) for char in text), error.end
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return (
+        f"\\x{code:02x}"
+        if code <= 0xFF
+        else f"\\u{code:04x}"
+        if code <= 0xFFFF
+        else f"\\U{code:08x}"
+    )
+
+
 def any_character_gets_out() -> None:
     r"""Let stdout and stderr print every character whatever their encoding: a terminal or pipe
     that is not UTF-8 (a legacy locale, `PYTHONIOENCODING=latin-1`) gets what it cannot encode
     as a backslash escape (`\u8fc1`), as control characters are shown (`cli/literal.py`),
-    instead of a UnicodeEncodeError half-way through the output. JSON goes out as `\u` escapes
-    there (`literal.json_text`)."""
+    instead of a UnicodeEncodeError half-way through the output — and teamlore's own symbols
+    (`…`, `↳`, `✓`) as ASCII stand-ins (`...`, `->`, `ok`), which keep a line near the width it
+    was laid out for. JSON goes out as `\u` escapes there (`literal.json_text`)."""
     for stream in (sys.stdout, sys.stderr):
         if not writes_utf8(stream) and hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="backslashreplace")
+            _register_stand_ins()
+            stream.reconfigure(errors=STAND_IN_ERRORS)
+
+
+def _register_stand_ins() -> None:
+    try:
+        codecs.lookup_error(STAND_IN_ERRORS)
+    except LookupError:
+        codecs.register_error(STAND_IN_ERRORS, _stand_in)
 
 
 def reader_went_away() -> int:
