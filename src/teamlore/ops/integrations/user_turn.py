@@ -37,7 +37,8 @@ TURN_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 
 def _source(value: str) -> str:
     if value not in SOURCES:
-        raise ValueError("Input should be 'interactive' or 'rpc'")
+        # in teamlore's words, as `errors.first_problem` says a wrong choice
+        raise ValueError(f"{value!r} is not one of {', '.join(map(repr, SOURCES))}")
     return value
 
 
@@ -47,7 +48,7 @@ def _turn_id(value: str) -> str:
     return value
 
 
-# checked by hand, in pydantic's words: the hook runs on every prompt the user types, and
+# checked by hand, in a pydantic request's words: the hook runs on every prompt the user types, and
 # pydantic's import would be most of its process (docs/architecture.md, "A short CLI process")
 class HostTurn(PlainRequest):
     """What the host extension sends on stdin."""
