@@ -19,6 +19,7 @@ import json
 import os
 import stat
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -306,6 +307,12 @@ def check_writable(path: Path) -> None:
             f"folder {shown} is not writable, so teamlore cannot write {display_path(path)} (it"
             " replaces a config through a new file in its folder); nothing was changed",
         ).advising(f"Fix the folder's owner or mode (`ls -ld {shown}`), then retry.")
+
+
+def check_all_writable(paths: Iterable[Path]) -> None:
+    """`check_writable` for each of `paths`: a refusal comes before any of them is written."""
+    for path in paths:
+        check_writable(path)
 
 
 # -- editing parsed documents ---------------------------------------------------------------

@@ -460,9 +460,7 @@ def install(
         if kept_on:
             result["keptOn"] = kept_on
         if check_writable:
-            for _, item, _ in pending:
-                if item.changed:
-                    cf.check_writable(item.document.written)
+            cf.check_all_writable(p.document.written for _, p, _ in pending if p.changed)
         if dry_run:
             return result
         intent = _install_intent(home, client, scope, root_key, options, manifest, pending)
@@ -717,10 +715,12 @@ def uninstall(
     scope: str,
     root: Path | None,
     dry_run: bool = False,
+    check_writable: bool = False,
     unassemble: Unassemble | None = None,
 ) -> dict[str, Any]:
     """Remove what install wrote (the caller holds the lock and completed any interrupted
     transaction); a file changed meanwhile is re-planned once, then CLIENT_CONFIG_CHANGED.
+    A `dry_run` with `check_writable` refuses what could not be written, as install's does.
     `unassemble` takes the managed block out of an assembled file whose backup is lost."""
     root_key = str(root) if root is not None else None
     for attempt in (1, 2):
@@ -739,11 +739,10 @@ def uninstall(
             "dryRun": dry_run,
             "files": [p.describe(dry_run) for p in pending],
         }
+        if check_writable or not dry_run:
+            cf.check_all_writable(p.document.written for p in pending if p.changed)
         if dry_run:
             return result
-        for item in pending:
-            if item.changed:
-                cf.check_writable(item.document.written)
         try:
             intent = _uninstall_intent(client, scope, root_key, manifest, installation, pending)
             _run(home, intent, pending)

@@ -63,6 +63,7 @@ from teamlore.integrations.manifest import (
 )
 from teamlore.ops.integrations import state_checks as state
 from teamlore.ops.integrations.assemble_preview import assemble_folder, preview_assemble
+from teamlore.ops.integrations.each_client import run_each
 from teamlore.ops.integrations.mcp_config import McpConfigRequest, _Plan
 from teamlore.ops.integrations.session_brief import worktree_root
 from teamlore.ops.registry import REGISTRY, OpContext, operation
@@ -351,7 +352,6 @@ def install(ctx: OpContext, request: InstallRequest) -> dict[str, Any]:
                 preview["files"] += rows
         notes += [*_hooks_notes(previews, trust=False), *_pending_note(home)]
         return {"dryRun": True, "installed": previews, "notes": notes}
-    installed = []
     with transaction.locked(home):
         completed = transaction.complete(home)
         if completed:
@@ -362,7 +362,8 @@ def install(ctx: OpContext, request: InstallRequest) -> dict[str, Any]:
         # dry-run every client first: a refusal for the second leaves the first untouched too
         for client in clients:
             _install_one(home, request, root, plans[client], client, preview=True, lost=lost)
-        for client in clients:
+
+        def install_client(client: str) -> dict[str, Any]:
             done = _install_one(
                 home, request, root, plans[client], client, preview=False, lost=lost
             )
@@ -370,7 +371,9 @@ def install(ctx: OpContext, request: InstallRequest) -> dict[str, Any]:
                 done["assemble"] = _assemble(ctx, client, request.scope, root, home)
             if root is not None:
                 done["ignoredByGit"] = _ignored_by_git(root, done)
-            installed.append(done)
+            return done
+
+        installed = run_each(clients, install_client, "installed")
     notes += _hooks_notes(installed, trust=True)
     if "pi" in clients:
         notes.append(PI_NOTE)
@@ -517,14 +520,16 @@ def _uninstall_all(
             scope=request.scope,
             root=root,
             dry_run=preview,
+            check_writable=not dry_run,
             unassemble=without_block,
         )
 
-    # every file parses and is ours to edit before any is touched
+    # every file of every client parses, is ours to edit and can be written before any is
+    # touched (`each_client`)
     previews = [undone(c, True) for c in present]
     if dry_run:
         return previews
-    return [undone(c, False) for c in present]
+    return run_each(present, lambda client: undone(client, False), "uninstalled")
 
 
 # -- doctor -----------------------------------------------------------------------------------
