@@ -262,3 +262,18 @@ def test_notes_between_two_rules_at_the_top_are_imported_not_left_out_as_front_m
     assert kept.front_matter and kept.import_id.endswith(
         __import__("hashlib").sha256(NOTES.encode()).hexdigest()
     )
+
+
+def test_a_secret_in_a_large_file_is_named_by_the_file_line_it_is_on(
+    home: Path, tmp_path: Path
+) -> None:
+    configure(home, settings())
+    text = "---\nauthor: pat\n---\n\n# Notes\n\n" + _paragraphs(40) + "## Keys\n\n"
+    line = text.count("\n") + 1
+    text += "token ghp_abcdefghijklmnopqrstuvwxyz0123456789AB\n\n" + _paragraphs(40)
+    path = _write(tmp_path, "big.md", text)
+    with pytest.raises(errors.TeamloreError) as refused:
+        api.import_markdown(home, path)
+    message = refused.value.message
+    assert message.startswith(f"big.md:{line} (part "), message
+    assert "holds a secret (secret.github-token)" in message and "ghp_" not in message

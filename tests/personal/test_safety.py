@@ -133,3 +133,38 @@ def test_a_private_key_block_without_an_end_line_is_masked_to_the_end_of_the_tex
     assert str(len(block)) not in masked
     assert found == [(4, "secret.private-key")]
     assert _leaked(masked, body) == []
+
+
+LOGINS = [
+    "clone git@github.com:pat/app.git",
+    "ssh deploy@prod.example.org",
+    "ssh -i ~/.ssh/deploy -p 2222 deploy@prod.example.org",
+    "scp notes.txt deploy@prod.example.org:",
+    "rsync -avz dist/ deploy@prod.example.org:/srv/app",
+    "https://pat@git.example.com/app.git",
+]
+ADDRESSES = [
+    "pat.doe@example.com",
+    "mail pat.doe@example.com: thanks",
+    "ssh is broken, mail pat.doe@example.com",
+    "write to pat.doe@example.com.",
+]
+
+
+@pytest.mark.parametrize("text", LOGINS)
+def test_a_login_to_a_host_is_not_an_email_address(text: str) -> None:
+    assert pii_rules(text) == []
+
+
+@pytest.mark.parametrize("text", ADDRESSES)
+def test_an_email_address_next_to_a_login_word_is_still_one(text: str) -> None:
+    assert pii_rules(text) == ["pii.email"]
+
+
+def test_a_url_with_a_password_is_a_secret_and_not_also_an_email_address(home: Path) -> None:
+    configure(home, settings(), project=False)
+    with pytest.raises(errors.TeamloreError) as refused:
+        _relay(home, "the app uses postgres://admin:pw@db.internal.example.org/app", 1)
+    assert refused.value.details["rules"] == ["secret.url-credentials"]
+    for number, text in enumerate(LOGINS, start=2):
+        assert _relay(home, text, number).accepted

@@ -40,6 +40,7 @@ def write_config(
     scopes: list[str] | None = None,
     model_url: str | None = None,
     backoff_seconds: float = 0.2,
+    lease_seconds: float | None = None,
 ) -> None:
     """config.toml: one registered repository (optional), [personal] and a model profile."""
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -66,6 +67,7 @@ def write_config(
         "",
         "[personal.queue]",
         f"backoff_base_seconds = {backoff_seconds}",
+        *([f"lease_seconds = {lease_seconds}"] if lease_seconds is not None else []),
         "",
     ]
     if model_url is not None:
@@ -135,6 +137,7 @@ class ModelServer(ScriptedServer):
         self.by_kind: dict[str, list[Decisions]] = {}
         self.answered: list[str] = []
         self.fence = False  # wrap each answer in ```json … ```, as an endpoint ignoring the format
+        self.delay = 0.0  # seconds each answer waits (a slow local model)
         self._script_lock = threading.Lock()
 
     def script(self, kind: str, *answers: Decisions) -> None:
@@ -158,7 +161,7 @@ class ModelServer(ScriptedServer):
             "decisions": answer(projection),
         }
         text = json.dumps(body)
-        return Scripted.chat(f"```json\n{text}\n```" if self.fence else text)
+        return Scripted.chat(f"```json\n{text}\n```" if self.fence else text, delay=self.delay)
 
 
 # -- real MCP server processes -----------------------------------------------------------------

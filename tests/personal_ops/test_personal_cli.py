@@ -323,7 +323,8 @@ def test_a_refused_import_says_what_it_holds_and_how_to_let_personal_data_throug
         "  next: Remove it and send again; [personal] allowed_pii in config.toml lets pii.* pass.",
     ]
     assert refusal_lines(keys.stderr)[0] == (
-        "error SENSITIVE_CONTENT_REJECTED: part 1/1 holds a secret (secret.github-token); "
+        "error SENSITIVE_CONTENT_REJECTED: keys.md:3 (part 1/1) holds a secret"
+        " (secret.github-token); "
         "nothing was queued"
     )
     # a secret in --label is named as the label's, not as the file's first part's

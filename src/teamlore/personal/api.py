@@ -26,7 +26,7 @@ from teamlore.personal import documents, importing, init_import, queue, reader
 from teamlore.personal.model_port import DecisionModel
 from teamlore.personal.policy import DefaultPolicy, Policy, registered_project_ids
 from teamlore.personal.runtime_db import open_runtime_db, open_runtime_db_if_exists
-from teamlore.personal.safety import refuse_secrets
+from teamlore.personal.safety import first_secret, refuse_secrets, secret_rules_in
 
 if TYPE_CHECKING:
     import sqlite3
@@ -205,6 +205,16 @@ class MarkdownImport(Record, frozen=True):
         }
 
 
+def _first_secret_line(file: importing.MarkdownFile) -> str | None:
+    """`name:line` of the first secret in an imported file (front matter lines counted), as a
+    hand-edited document's refusal names it; never the secret."""
+    found = first_secret(file.text)
+    if found is None:
+        return None
+    line = file.front_matter.count("\n") + found[0]
+    return f"{importing.printable_name(file.file_name)}:{line}"
+
+
 def import_markdown(
     home: Path,
     path: Path,
@@ -234,12 +244,14 @@ def import_markdown(
     refuse_secrets([label], "the label", allowed_pii=settings.allowed_pii)  # named as itself
     parts = importing.chunk_markdown(file.text, above=file.front_matter.count("\n"))
     count = len(parts)
+    secret_at = _first_secret_line(file)
     for index, part in enumerate(parts, start=1):
-        refuse_secrets(
-            [part.text, *part.heading_path],
-            f"part {index}/{count}",
-            allowed_pii=settings.allowed_pii,
-        )
+        values = [part.text, *part.heading_path]
+        # parts are in file order: the first part holding a secret holds the file's first one
+        where = f"part {index}/{count}"
+        if secret_at and secret_rules_in(values):
+            where, secret_at = f"{secret_at} ({where})", None
+        refuse_secrets(values, where, allowed_pii=settings.allowed_pii)
     namespace = importing.markdown_namespace(file.import_id, context_id)
     conn = open_runtime_db(documents.personal_root(home))
     try:

@@ -275,19 +275,45 @@ def claim(
         return Job(job_id, head["scope"], head["provenance"], token, 1, 1, tuple(members))
 
 
+def renew_lease(conn: sqlite3.Connection, job: Job, *, now: float, lease_seconds: float) -> bool:
+    """Push the lease of a job we still hold to `now + lease_seconds` (the Writer's heartbeat
+    while its model call is in flight); False when it is no longer ours or already ended."""
+    with write_tx(conn):
+        cursor = conn.execute(
+            "UPDATE jobs SET lease_expires = ? WHERE id = ? AND token = ? AND generation = ?"
+            " AND state = 'running' AND lease_expires > ?",
+            (now + lease_seconds, job.id, job.token, job.generation, now),
+        )
+        return cursor.rowcount == 1
+
+
+_RAISE_THE_LEASE = (
+    "the model call took longer than the lease and it was not renewed in time (the Writer"
+    " renews it while the call runs, unless the process was paused or starved); if it happens"
+    " again, raise `lease_seconds` in `[personal.queue]` of config.toml above the model's"
+    " slowest answer"
+)
+
+
 def assert_lease(conn: sqlite3.Connection, job: Job, *, now: float) -> None:
     """Inside a write transaction: the job is still ours (same token and generation, unexpired)."""
     row = conn.execute(
         "SELECT token, generation, state, lease_expires FROM jobs WHERE id = ?", (job.id,)
     ).fetchone()
-    if (
-        row is None
-        or row["state"] != "running"
-        or row["token"] != job.token
-        or row["generation"] != job.generation
-        or row["lease_expires"] <= now
-    ):
+    if row is None or row["state"] != "running":
         raise errors.TeamloreError(errors.STALE_LEASE, f"job {job.id} is no longer held")
+    if row["token"] != job.token or row["generation"] != job.generation:
+        raise errors.TeamloreError(
+            errors.STALE_LEASE,
+            f"job {job.id} is no longer held: its lease ended and another Writer took it over;"
+            f" {_RAISE_THE_LEASE}",
+        )
+    if row["lease_expires"] <= now:
+        raise errors.TeamloreError(
+            errors.STALE_LEASE,
+            f"job {job.id} is no longer held: its lease ended at {instant(row['lease_expires'])};"
+            f" {_RAISE_THE_LEASE}",
+        )
 
 
 def fail(
@@ -358,6 +384,12 @@ def retry_job(conn: sqlite3.Connection, job_id: str, *, now: float) -> int:
         ).fetchone()
         if row is None:
             raise errors.TeamloreError(errors.JOB_NOT_FOUND, f"no job {job_id}")
+        if row["state"] == "running" and row["lease_expires"] <= now:  # its Writer is gone
+            raise errors.TeamloreError(
+                errors.NOTHING_TO_RETRY,
+                f"job {job_id}'s lease ended at {instant(row['lease_expires'])}: the Writer that"
+                " held it is gone or late",
+            ).advising("`teamlore personal flush` takes it over and runs it.")
         if row["state"] == "running":  # a Writer holds it (or held it, until its lease ends)
             raise errors.TeamloreError(
                 errors.NOTHING_TO_RETRY,

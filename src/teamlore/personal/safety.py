@@ -24,6 +24,7 @@ from teamlore.core import errors
 from teamlore.core.secrets.mask import PRIVATE_KEY_MASK as PRIVATE_KEY_MASK
 from teamlore.core.secrets.mask import mask_secrets as mask_secrets
 from teamlore.core.secrets.mask import secret_hits as _secret_hits
+from teamlore.core.secrets.rules import EMAIL_ADDRESS, is_email_address
 
 
 def secret_rules(text: str) -> list[str]:
@@ -53,9 +54,6 @@ def secret_rules_in(values: Iterable[str]) -> list[str]:
 
 
 PII_CATEGORIES = ("phone", "card", "email")
-_EMAIL = re.compile(
-    r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
-)
 # 13-19 digits, optionally grouped by single spaces or dashes
 _CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
 # an international number (+ and 8-15 digits), a grouped national one (10-15 digits with at
@@ -79,7 +77,8 @@ def pii_rules(text: str, allowed: Collection[str] = ()) -> list[str]:
     """Sorted ids (`pii.<category>`) of the personal-data categories `text` holds that are not
     `allowed`. Never the matched text."""
     found: set[str] = set()
-    if "email" not in allowed and _EMAIL.search(text):
+    emails = (m for m in EMAIL_ADDRESS.finditer(text) if is_email_address(m))
+    if "email" not in allowed and any(emails):
         found.add("pii.email")
     cards = [m for m in _CARD.finditer(text) if _luhn(re.sub(r"\D", "", m.group()))]
     if "card" not in allowed and cards:

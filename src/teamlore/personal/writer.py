@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -178,7 +181,8 @@ class _Run:
                     "quarantined", job.id, "OVERSIZED_OBSERVATION", "done", 0, recovered
                 )
             calls = 1
-            raw = self.model.decide(request)
+            with self._lease_heartbeat(job):
+                raw = self.model.decide(request)
             response = parse_response(raw)
             ctx = ValidationContext(
                 request_id=job.id,
@@ -198,6 +202,34 @@ class _Run:
             return self._failed(job, exc.code, calls, recovered, exc.message)
         except Exception:  # an adapter bug must not lose the batch: it is retried
             return self._failed(job, errors.MODEL_CALL_FAILED.code, calls, recovered)
+
+    @contextmanager
+    def _lease_heartbeat(self, job: queue.Job) -> Iterator[None]:
+        """Renew the job's lease every third of a lease while the model call runs (an answer may
+        take longer than the lease); a killed Writer stops renewing, so its lease still ends
+        within one lease period and the next run takes the job over."""
+        lease = self.settings.queue.lease_seconds
+        stop = threading.Event()
+
+        def beat() -> None:
+            conn = open_runtime_db(self.root)
+            try:
+                while not stop.wait(lease / 3):
+                    try:
+                        if not queue.renew_lease(conn, job, now=self.now(), lease_seconds=lease):
+                            return
+                    except Exception:  # a busy database: the next beat tries again
+                        continue
+            finally:
+                conn.close()
+
+        thread = threading.Thread(target=beat, name=f"lease-{job.id}", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
 
     # --- authorization and preflight -----------------------------------------------------
 

@@ -273,6 +273,25 @@ def test_warnings_do_not_block() -> None:
     assert _blocks(findings) == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "clone git@github.com:pat/app.git",
+        "ssh deploy@prod.example.org",
+        "rsync -avz dist/ deploy@prod.example.org:/srv/app",
+        "https://pat@git.example.com/app.git",
+    ],
+)
+def test_a_login_to_a_host_is_not_warned_as_an_email_address(text: str) -> None:
+    # the same rule as personal memory's pii.email (core/secrets/rules.py)
+    assert "pii.email" not in {f.rule for f in lint_text(text, path="x")}
+
+
+def test_a_url_with_a_password_is_not_also_an_email_address() -> None:
+    findings = lint_text("postgres://admin:pw@db.internal.example.org/app", path="x")
+    assert [f.rule for f in findings] == ["secret.url-credentials"]
+
+
 def test_placeholder_and_code_reference_assignments_pass() -> None:
     for text in (
         "password = os.environ['DB_PASSWORD']",

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import sys
+from datetime import UTC, datetime
 from typing import Any
 
 from teamlore.cli.app import personal_app
@@ -130,20 +131,34 @@ def _render_status(result: dict[str, Any]) -> None:
     _plain(f"observations     {counts or 'none'}")
     for job in result["jobs"]:
         retry = f", retry at {job['retryAt']}" if job["retryAt"] else ""
-        lease = f", lease ends {job['leaseEnds']}" if job.get("leaseEnds") else ""
+        lease = f", {_lease_words(job['leaseEnds'])}" if job.get("leaseEnds") else ""
+        state = "not held" if _lease_ended(job.get("leaseEnds")) else job["state"]
         _plain(
-            f"job {job['id']}  {job['state']} ({job['scope']}, {job['provenance']}, "
+            f"job {job['id']}  {state} ({job['scope']}, {job['provenance']}, "
             f"attempts {job['attempts']}, issue {job['issue'] or '-'}{retry}{lease})"
         )
     if any(job["state"] == "dead" for job in result["jobs"]):
         _plain("Requeue a dead job with `teamlore personal retry JOB`.")
 
 
+def _lease_ended(until: str | None) -> bool:
+    """A running job's lease in the past: its Writer is gone (killed) or late, not running."""
+    if not until:
+        return False
+    return datetime.fromisoformat(until.replace("Z", "+00:00")) <= datetime.now(UTC)
+
+
+def _lease_words(until: str) -> str:
+    if _lease_ended(until):
+        return f"lease ended at {until}; the next flush takes it over"
+    return f"lease ends {until}"
+
+
 def _outcome_line(outcome: dict[str, Any]) -> str:
     issue = f", issue {outcome['issue']}" if outcome["issue"] else ""
     job_state = outcome["jobState"]
     if outcome.get("leaseEnds"):  # its own job runs (or ran in a process that was killed)
-        job_state = f"{job_state}; its lease ends {outcome['leaseEnds']}"
+        job_state = f"{job_state}; its {_lease_words(outcome['leaseEnds'])}"
     job = f", job {outcome['jobId']} ({job_state})" if outcome["jobId"] else ""
     if outcome["retainedIn"]:
         kept = f"; retained in {', '.join(outcome['retainedIn'])}"
@@ -156,6 +171,8 @@ def _waiting(held: dict[str, Any] | None) -> str:
     """Why a pending part is not processed yet: the job of its context that holds it back."""
     if held is None:
         return ""
+    if held["jobState"] == "running" and _lease_ended(held["until"]):
+        return f" (waits for job {held['jobId']}, whose {_lease_words(held['until'])})"
     if held["jobState"] == "running":
         return f" (waits for job {held['jobId']}, running; its lease ends {held['until']})"
     issue = f" after {held['issue']}" if held["issue"] else ""
@@ -330,7 +347,10 @@ def _import_verdict(result: dict[str, Any]) -> str:
         hint = f"; `teamlore personal retry {jobs[0]}` then import again"
     elif running:
         job, until = running[0]
-        hint = f"; job {job} is running until {until}: import again after that"
+        if _lease_ended(until):
+            hint = f"; job {job}'s {_lease_words(until)}: `teamlore personal flush`"
+        else:
+            hint = f"; job {job} is running until {until}: import again after that"
     else:
         hint = ""
     return f"incomplete: not every part was processed{hint}"
@@ -394,6 +414,9 @@ def _render_flush(result: dict[str, Any]) -> None:
         _plain(f"job {run_['jobId']}: {_RUN_OUTCOMES[run_['outcome']]}{code}{why}")
     if not result["complete"]:
         for job in result.get("waiting", []):  # each, with what brings it back
+            if _lease_ended(job.get("leaseEnds")):  # its Writer is gone: a flush takes it over
+                _plain(f"waiting: job {job['id']}'s {_lease_words(job['leaseEnds'])}")
+                continue
             if job["state"] == "running":  # `retry` refuses it (NOTHING_TO_RETRY): its lease
                 _plain(
                     f"waiting: job {job['id']} is running until {job['leaseEnds']}: "

@@ -334,6 +334,30 @@ _RULES: tuple[_PatternRule, ...] = (
     ),
 )
 
+EMAIL_ADDRESS = re.compile(
+    r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
+)
+# `user@host` that is a login, not an address: the userinfo of a URL (`scheme://user:pw@host`),
+# an SCP-style remote (`git@github.com:pat/app.git`), or the target of ssh, scp, rsync and the like
+_URL_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/@]*$")
+_LOGIN_COMMAND = re.compile(
+    r"(?:^|[\s`$(])(?:(?:ssh|mosh|sftp|ssh-copy-id)(?:\s+-{1,2}[\w-]+(?:[= ][^\s;|&@]+)?)*"
+    r"|(?:scp|rsync)(?:\s+[^\s;|&]+)*?)\s+$"
+)
+
+
+def is_email_address(match: re.Match[str]) -> bool:
+    """An `EMAIL_ADDRESS` match that is an e-mail address, not a login to a host."""
+    text, start, end = match.string, match.start(), match.end()
+    line_start = text.rfind("\n", 0, start) + 1
+    before = text[line_start:start]
+    if _URL_USERINFO.search(before):
+        return False
+    if end < len(text) - 1 and text[end] == ":" and not text[end + 1].isspace():
+        return False  # user@host:path
+    return not _LOGIN_COMMAND.search(before)
+
+
 _WARN_RULES: tuple[_PatternRule, ...] = (
     _PatternRule(
         "path.local-absolute",
@@ -353,12 +377,11 @@ _WARN_RULES: tuple[_PatternRule, ...] = (
     _PatternRule(
         "pii.email",
         "warn",
-        re.compile(
-            r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
-        ),
+        EMAIL_ADDRESS,
         "e-mail address",
         keep=2,
         needles=("@",),
+        accept=is_email_address,
     ),
     _PatternRule(
         "net.ip-port",
