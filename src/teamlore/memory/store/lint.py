@@ -208,11 +208,15 @@ def _scene_name_findings(scene: str, text: str, path: str) -> list[Finding]:
     (a hand-edited `scene: ../../x` would reach consolidation as a scene name)."""
     if is_scene_name(scene):
         return []
-    shown = f"`{scene}`" if scene.isprintable() and "`" not in scene else repr(scene)
-    why = f"field `scene`: {shown} is not a scene name: {SCENE_NAME_RULE}"
+    # the value is shown only when it is a name to mend (`chess_ui`): a path is not repeated
     meant = scene_name_for(scene)
-    if meant is not None:
-        why += f"; name it `{meant}` here and in its scene file (`scenes/{meant}.md`)"
+    if meant is None:
+        why = f"field `scene`: not a scene name: {SCENE_NAME_RULE}"
+    else:
+        why = (
+            f"field `scene`: `{scene}` is not a scene name: {SCENE_NAME_RULE}; name it"
+            f" `{meant}` here and in its scene file (`scenes/{meant}.md`)"
+        )
     line = text.find("\nscene:") + 1
     return [_finding("slug.scene-name", "block", path, why, line_of(text, line))]
 

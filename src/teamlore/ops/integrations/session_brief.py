@@ -329,6 +329,10 @@ def team_section(root: Path, client: str) -> str:
 def compose_brief(cwd: Path, client: str, home: Path | None = None) -> str:
     """The whole brief for a session started in `cwd` ("" when there is nothing to say)."""
     state = home if home is not None else state_dir_path()
+    if os.environ.get("TEAMLORE_PAUSEPOINT"):  # tests only (core/failpoints.py)
+        from teamlore.core.failpoints import failpoint
+
+        failpoint("session-brief")
     sections = []
     root = worktree_root(cwd)
     if root is not None:
