@@ -35,14 +35,19 @@ NORMAL_ANSWER = "Rounding fixed in cart.py:\n\n    total = round(total, 2)\n"
 @pytest.fixture()
 def indexed(home: Path, tmp_path: Path) -> str:
     """One Codex session of three turns, synced: a key typed in a prompt and repeated by the
-    agent before a tool call, a password in a Chinese prompt, and a turn with no secret."""
+    agent before a tool call and in the call's command, a password in a Chinese prompt, and a
+    turn with no secret."""
     write_jsonl(
         tmp_path / "codex" / f"rollout-2026-01-01T00-00-00-{SESSION_ID}.jsonl",
         [
             codex_meta(SESSION_ID, cwd="/w/shop"),
             codex_user_message(f"export STRIPE_KEY={STRIPE_KEY} then deploy the checkout"),
             codex_assistant_item(f"Setting STRIPE_KEY={STRIPE_KEY} before the checkout deploy."),
-            codex_function_call("c1", "shell", {"command": ["npm", "run", "deploy"]}),
+            codex_function_call(
+                "c1",
+                "shell",
+                {"command": ["bash", "-lc", f"STRIPE_KEY={STRIPE_KEY} npm run deploy"]},
+            ),
             codex_function_output("c1", "deployed"),
             codex_assistant_item("The checkout is deployed."),
             codex_event("task_complete"),
@@ -89,6 +94,9 @@ def test_sessions_show_masks_the_turn_texts_and_leaves_a_turn_without_secrets_as
     # the tool call still comes after the words the agent said before it, which were masked
     said_before = first["assistant"][: first["tools"][0]["assistantOffset"]]
     assert said_before.rstrip("\n") == "Setting STRIPE_KEY=…[32 chars] before the checkout deploy."
+    # the call's command, where a key is typed most often, is masked too
+    (call,) = first["tools"]
+    assert "npm run deploy" in str(call["command"]) and "…[32 chars]" in str(call["command"])
     page = _text("sessions", "show", indexed)
     _no_secret(page)
     assert page.index("…[32 chars] before the checkout") < page.index("#1 shell")

@@ -101,15 +101,20 @@ def annotate_show(conn: sqlite3.Connection, shown: dict[str, Any]) -> None:
 
 def mask_shown(shown: dict[str, Any]) -> None:
     """Mask the secrets of the turn texts `sessions show` returns, as memory search masks a hit's
-    (`…[40 chars]`, core/secrets/mask.py): the prompt, the assistant's text and each notice. A
-    text the secret rules' cheap test lets pass is returned as it is; the index keeps the text
-    as typed. A tool call's input and output are shown as the index holds them (docs/sessions.md,
-    "Showing a session"): masking them too cost 0.5-2 s a page of the fixture sessions, some
-    1 MB of tool output each, against 25 ms."""
+    (`…[40 chars]`, core/secrets/mask.py): the prompt, the assistant's text, each notice and
+    each tool call's command and input (`curl -H "Authorization: Bearer …"`, `export TOKEN=…`:
+    what a search hit masks too). A text the secret rules' cheap test lets pass is returned as it
+    is; the index keeps the text as typed. A call's output is shown as the index holds it
+    (docs/sessions.md, "Showing a session"): masking it too cost 0.5-2 s a page of the fixture
+    sessions, some 1 MB of tool output each, against 25 ms."""
     for turn in shown["turns"]:
         turn["user"] = _masked(turn["user"])
         turn["notices"] = _masked(turn["notices"])
         _mask_assistant(turn)
+        for tool in turn["tools"]:
+            for key in ("command", "input"):
+                if tool.get(key) is not None:
+                    tool[key] = _masked(tool[key])
 
 
 def _masked(value: Any) -> Any:
