@@ -74,8 +74,9 @@ def _summary(title: str | None, body: str | None) -> str:
     return excerpt(_without_markup(headline(title or "", body or "")), SUMMARY_CELLS)
 
 
-# what opens a Markdown line as structure, not as words: a heading, a list item, a quote
-_LINE_MARK = re.compile(r"^\s{0,3}(?:#{1,6}\s+|[-*+]\s+|>\s?|\d{1,3}[.)]\s+)")
+# what opens a Markdown line as structure, not as words: a heading, a list item (a `>` is
+# kept: in a lesson it is more often "> 5 ms" than a quote)
+_LINE_MARK = re.compile(r"^\s{0,3}(?:#{1,6}\s+|[-*+]\s+|\d{1,3}[.)]\s+)")
 
 
 def _without_markup(text: str) -> str:
