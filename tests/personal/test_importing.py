@@ -277,3 +277,19 @@ def test_a_secret_in_a_large_file_is_named_by_the_file_line_it_is_on(
     message = refused.value.message
     assert message.startswith(f"big.md:{line} (part "), message
     assert "holds a secret (secret.github-token)" in message and "ghp_" not in message
+
+
+def test_personal_data_in_a_large_file_is_named_by_the_file_line_it_is_on(
+    home: Path, tmp_path: Path
+) -> None:
+    """A secret's refusal named its line; an e-mail address's named only `part 1/1`."""
+    configure(home, settings())
+    text = "---\nauthor: pat\n---\n\n# Contacts\n\n" + _paragraphs(40) + "## People\n\n"
+    line = text.count("\n") + 1
+    text += "Pat writes from pat.doe@example.com on Fridays.\n\n" + _paragraphs(40)
+    path = _write(tmp_path, "contacts.md", text)
+    with pytest.raises(errors.TeamloreError) as refused:
+        api.import_markdown(home, path)
+    message = refused.value.message
+    assert message.startswith(f"contacts.md:{line} (part "), message
+    assert "holds personal data (pii.email)" in message and "pat.doe" not in message

@@ -318,8 +318,8 @@ def test_a_refused_import_says_what_it_holds_and_how_to_let_personal_data_throug
 
     assert contact.returncode == keys.returncode == 1
     assert refusal_lines(contact.stderr) == [
-        "error SENSITIVE_CONTENT_REJECTED: part 1/1 holds personal data (pii.email); "
-        "nothing was queued",
+        "error SENSITIVE_CONTENT_REJECTED: contact.md:3 (part 1/1) holds personal data"
+        " (pii.email); nothing was queued",
         "  next: Remove it and send again; [personal] allowed_pii in config.toml lets pii.* pass.",
     ]
     assert refusal_lines(keys.stderr)[0] == (

@@ -26,7 +26,7 @@ from teamlore.personal import documents, importing, init_import, queue, reader
 from teamlore.personal.model_port import DecisionModel
 from teamlore.personal.policy import DefaultPolicy, Policy, registered_project_ids
 from teamlore.personal.runtime_db import open_runtime_db, open_runtime_db_if_exists
-from teamlore.personal.safety import first_secret, refuse_secrets, secret_rules_in
+from teamlore.personal.safety import first_secret, pii_rules, refuse_secrets, secret_rules_in
 
 if TYPE_CHECKING:
     import sqlite3
@@ -215,6 +215,16 @@ def _first_secret_line(file: importing.MarkdownFile) -> str | None:
     return f"{importing.printable_name(file.file_name)}:{line}"
 
 
+def _first_pii_line(file: importing.MarkdownFile, allowed: Collection[str]) -> str | None:
+    """`name:line` of the first line of an imported file holding personal data of a category
+    not `allowed` (each category's pattern is within a line); never the data."""
+    for number, line in enumerate(file.text.split("\n"), start=1):
+        if pii_rules(line, allowed):
+            line_number = file.front_matter.count("\n") + number
+            return f"{importing.printable_name(file.file_name)}:{line_number}"
+    return None
+
+
 def import_markdown(
     home: Path,
     path: Path,
@@ -245,12 +255,16 @@ def import_markdown(
     parts = importing.chunk_markdown(file.text, above=file.front_matter.count("\n"))
     count = len(parts)
     secret_at = _first_secret_line(file)
+    pii_at = _first_pii_line(file, settings.allowed_pii)
     for index, part in enumerate(parts, start=1):
         values = [part.text, *part.heading_path]
-        # parts are in file order: the first part holding a secret holds the file's first one
+        # parts are in file order: the first part holding a secret holds the file's first one,
+        # and the first holding personal data the file's first line of it
         where = f"part {index}/{count}"
         if secret_at and secret_rules_in(values):
             where, secret_at = f"{secret_at} ({where})", None
+        elif pii_at and any(pii_rules(value, settings.allowed_pii) for value in values):
+            where, pii_at = f"{pii_at} ({where})", None
         refuse_secrets(values, where, allowed_pii=settings.allowed_pii)
     namespace = importing.markdown_namespace(file.import_id, context_id)
     conn = open_runtime_db(documents.personal_root(home))
