@@ -172,6 +172,10 @@ def test_window_parameters_take_an_iso_date_or_instant_as_the_cli_does(
     since, until = WINDOW["since"], WINDOW["until"]
     short = {"since": since.replace(".000Z", "Z"), "until": until.replace(".000Z", "+00:00")}
     assert run(repo, home, short)["selection"] == canonical["selection"]
+    with pytest.raises(errors.TeamloreError) as unparsed:  # as `--since yesterday` says it
+        run(repo, home, {"since": "yesterday", "until": until})
+    assert unparsed.value.error.code == "INVALID_ARGUMENT"
+    assert unparsed.value.message == "'yesterday' is not an ISO-8601 date or date-time"
     with pytest.raises(errors.TeamloreError) as refused:
         run(repo, home, {"request": {**DOC, "window": {"after": short["since"], "before": until}}})
     assert refused.value.error.code == "WINDOW_INVALID"

@@ -162,14 +162,14 @@ class RecallRequest(BaseModel):
 def _as_canonical(value: str) -> str:
     """A window bound given as a parameter, as the CLI's `--since` takes it: any ISO-8601 date
     or instant (`2026-12-01`, `…T00:00:00Z`, an offset) in its canonical UTC form; what does not
-    parse stays as given, for the window check to refuse with its hint. A request document's
-    window stays strictly canonical (MemoryExtractionRequest@v1)."""
+    parse is refused as `--since` refuses it (INVALID_ARGUMENT). A request document's window stays strictly
+    canonical (MemoryExtractionRequest@v1)."""
     from teamlore.core.timeutil import parse_instant
 
     try:
         return parse_instant(value)
-    except ValueError:
-        return value
+    except ValueError as exc:
+        raise errors.TeamloreError(errors.INVALID_ARGUMENT, str(exc)) from None
 
 
 def _split(values: list[str]) -> list[str]:
