@@ -162,8 +162,8 @@ class RecallRequest(BaseModel):
 def _as_canonical(value: str) -> str:
     """A window bound given as a parameter, as the CLI's `--since` takes it: any ISO-8601 date
     or instant (`2026-12-01`, `…T00:00:00Z`, an offset) in its canonical UTC form; what does not
-    parse is refused as `--since` refuses it (INVALID_ARGUMENT). A request document's window stays strictly
-    canonical (MemoryExtractionRequest@v1)."""
+    parse is refused as `--since` refuses it (INVALID_ARGUMENT). A request document's window
+    stays strictly canonical (MemoryExtractionRequest@v1)."""
     from teamlore.core.timeutil import parse_instant
 
     try:
