@@ -130,10 +130,11 @@ def test_a_second_clone_of_a_remote_already_in_the_index_is_refused(
     home: Path, database: str | None, tmp_path: Path
 ) -> None:
     """Two clones of one repository (`git clone … ~/src2billing`) would put every entry in the
-    index twice: a repository is in once, whichever clone, however its remote is spelt."""
+    index twice: a repository is in once, whichever clone, however its remote is spelt
+    (`git@github.com:Acme/Billing.git`: GitHub takes either case)."""
     clone = make_clone(tmp_path / "src", "billing", {"deploy": "Deploy with the script."})
     other = make_clone(tmp_path / "src2", "src2billing", {"deploy": "Deploy with the script."})
-    git(other, "remote", "set-url", "origin", "git@github.com:acme/billing.git")
+    git(other, "remote", "set-url", "origin", "git@github.com:Acme/Billing.git")
     env = {"TEAMLORE_HOME": str(home), "TEAMLORE_ORG_DATABASE": database or ""}
     assert CliRunner().invoke(app, ["org", "add", str(clone)], env=env).exit_code == 0
     again = CliRunner().invoke(app, ["org", "add", str(other), "--format", "json"], env=env)

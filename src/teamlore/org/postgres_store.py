@@ -355,7 +355,7 @@ class PostgresStore:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_ADD_REPOSITORY_LOCK,))
             taken = conn.execute(
                 "SELECT name, path, remote FROM org_repositories "
-                "WHERE path = %s OR name = %s OR remote = %s",
+                "WHERE path = %s OR name = %s OR lower(remote) = lower(%s)",
                 (repository.path, repository.name, repository.remote),
             ).fetchall()
             repository_taken(

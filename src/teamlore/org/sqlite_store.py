@@ -126,7 +126,7 @@ class SqliteStore:
         with db.write_tx(self.conn):
             taken = self.conn.execute(
                 "SELECT name, path, remote FROM org_repositories "
-                "WHERE path = ? OR name = ? OR remote = ?",
+                "WHERE path = ? OR name = ? OR lower(remote) = lower(?)",
                 (repository.path, repository.name, repository.remote),
             ).fetchall()
             repository_taken(
