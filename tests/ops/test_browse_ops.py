@@ -49,6 +49,11 @@ def test_a_listed_doctrine_reads_as_words_not_markdown(demo: dict[str, Any]) -> 
     entries = op(demo, "memory.list", {"kind": "entry"})["documents"]
     # an entry's claim, which starts with words, is listed as it was
     assert entries[0]["summary"].startswith(("Invoice export", "Release"))
+    # and memory search's snippet of it, on the page and in the CLI alike
+    found = op(demo, "memory.search", {"query": "core principles"})["results"]
+    (hit,) = [r for r in found if r["type"] == "doctrine"]
+    assert hit["snippet"].startswith("Core principles: Make release inputs"), hit["snippet"]
+    assert "#" not in hit["snippet"] and "Agent rules: Check" in hit["snippet"]
 
 
 def test_show_refuses_what_is_not_there(demo: dict[str, Any]) -> None:

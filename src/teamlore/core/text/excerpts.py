@@ -16,6 +16,7 @@ or a number, unless no boundary is near (a URL longer than the excerpt).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 EXCERPT_CELLS = 240
@@ -84,3 +85,26 @@ def excerpt(text: str, cells: int = EXCERPT_CELLS) -> str:
         while 0 < cut < len(flat) and cell_width(flat[cut]) == 0:
             cut -= 1
     return flat[:cut].rstrip(_TRAILING) + ELLIPSIS
+
+
+# what opens a Markdown line as structure, not as words: a heading, a list item (a `>` is
+# kept: in a lesson it is more often "> 5 ms" than a quote)
+_LINE_MARK = re.compile(r"^\s{0,3}(?:#{1,6}\s+|[-*+]\s+|\d{1,3}[.)]\s+)")
+
+
+def without_markup(text: str) -> str:
+    """A text as words, for a one-line summary or snippet: the doctrine opens with a heading
+    and a list (`### Core principles` / `- Make release inputs…`), shown as `Core principles:
+    Make release inputs…` rather than its raw Markdown; each heading ends in a colon."""
+    words = []
+    for line in text.splitlines():
+        said = _LINE_MARK.sub("", line).strip()
+        if not said:
+            continue
+        if line.lstrip().startswith("#") and not said.endswith(_HEADING_ENDS):
+            said += ":"
+        words.append(said)
+    return " ".join(words) if words else text
+
+
+_HEADING_ENDS = (":", ".", "!", "?", "：", "。", "！", "？")

@@ -7,7 +7,6 @@ agents find memory with `threadshare_memory_search`; people browse it in `teamlo
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 import orjson
@@ -68,29 +67,10 @@ def _summary(title: str | None, body: str | None) -> str:
     """What a listed document is about, in one line: its headline (title, else its body's
     first sentence), cut between words and marked `…`. An entry has no title: without this a
     list of Chinese entries is a list of ids that tell them apart by a hash."""
-    from teamlore.core.text.excerpts import excerpt
+    from teamlore.core.text.excerpts import excerpt, without_markup
     from teamlore.memory.store.projection_rows import headline
 
-    return excerpt(_without_markup(headline(title or "", body or "")), SUMMARY_CELLS)
-
-
-# what opens a Markdown line as structure, not as words: a heading, a list item (a `>` is
-# kept: in a lesson it is more often "> 5 ms" than a quote)
-_LINE_MARK = re.compile(r"^\s{0,3}(?:#{1,6}\s+|[-*+]\s+|\d{1,3}[.)]\s+)")
-
-
-def _without_markup(text: str) -> str:
-    """A headline as words: the doctrine opens with a heading and a list (`### Core
-    principles` / `- Make release inputs…`), shown as `Core principles: Make release inputs…`
-    rather than its raw Markdown."""
-    lines = [line for line in text.splitlines() if line.strip()]
-    if not lines:
-        return text
-    heading = lines[0].lstrip().startswith("#")
-    words = [_LINE_MARK.sub("", line).strip() for line in lines]
-    if heading and len(words) > 1:
-        return f"{words[0]}: {' '.join(words[1:])}"
-    return " ".join(words)
+    return excerpt(without_markup(headline(title or "", body or "")), SUMMARY_CELLS)
 
 
 @operation("memory.list", input_model=ListRequest, side_effect="read")
