@@ -4,7 +4,8 @@ Builds a git worktree with `--entries` approved entries (default 4,096, the task
 scenes and a doctrine, then prints: the first synthesize (cold projection sync included), a
 repeated synthesize of the unchanged tree (p50/p95 of `--reps`), the task's size, and staging a
 patch that updates three scenes and the doctrine (validation, materialization, one transaction;
-p50/p95 over fresh tasks). A script, not a test:
+p50/p95 over fresh tasks), its size and staging time when it echoes the binding and when it
+echoes the task's bindingDigest. A script, not a test:
 
     .venv/bin/python bench/bench_consolidation.py [--entries 4096] [--reps 10]
 """
@@ -86,7 +87,8 @@ def build(root: Path, entries: int) -> None:
     (memory / "doctrine.md").write_text("### Core principles\n- Evidence is not truth.\n")
 
 
-def patch_for(task: dict[str, Any]) -> dict[str, Any]:
+def patch_for(task: dict[str, Any], form: str = "binding") -> dict[str, Any]:
+    """The patch, echoing the task's `binding` or its `bindingDigest` (`form`)."""
     ids = [e["entryId"] for e in task["entries"][:5]]
     ops = [
         {
@@ -118,7 +120,7 @@ def patch_for(task: dict[str, Any]) -> dict[str, Any]:
     return {
         "format": "threadshare-memory-consolidation-patch@v1",
         "taskId": task["taskId"],
-        "binding": task["binding"],
+        form: task[form],
         "operations": ops,
     }
 
@@ -150,28 +152,32 @@ def main() -> None:
             warm.append(time.perf_counter() - t0)
             assert again["taskId"] == first["taskId"]
         stage: list[float] = []
-        for rep in range(args.reps):
+        by_form: dict[str, list[float]] = {"binding": [], "bindingDigest": []}
+        for rep in range(args.reps * 2):
+            form = "binding" if rep % 2 == 0 else "bindingDigest"
             result = synthesize(conn, identity, full=True)
-            document = patch_for(result["task"])
+            document = patch_for(result["task"], form)
             t0 = time.perf_counter()
             staged = stage_patch(conn, document, identity=identity)
-            stage.append(time.perf_counter() - t0)
+            by_form[form].append(time.perf_counter() - t0)
+            stage.append(by_form[form][-1])
             assert staged["status"] == "staged"
             conn.execute("BEGIN IMMEDIATE")  # discard it so the next rep can stage again
             conn.execute(
                 "UPDATE consolidation_runs SET status = 'stale' WHERE status = 'pending_review'"
             )
             conn.execute("COMMIT")
-            if rep == 0:
+            if rep < 2:
                 print(
-                    f"patch: {len(document['operations'])} operations, "
+                    f"patch echoing {form}: {len(document['operations'])} operations, "
                     f"{len(orjson.dumps(document))} bytes"
                 )
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"load average {os.getloadavg()[0]:.2f}; {args.entries} entries, 14 scenes, doctrine")
         print(
             f"synthesize cold (projection sync + task): {cold * 1000:.0f} ms; task "
-            f"{size / 1024 / 1024:.2f} MiB ({first['entryCount']} entries)"
+            f"{size / 1024 / 1024:.2f} MiB ({first['entryCount']} entries), its binding "
+            f"{len(orjson.dumps(first['task']['binding']))} bytes"
         )
         print(
             f"synthesize unchanged tree: p50 {pct(warm, 0.5) * 1000:.0f} ms, "
@@ -181,6 +187,8 @@ def main() -> None:
             f"stage patch (validate + materialize + tx): p50 {pct(stage, 0.5) * 1000:.0f} ms, "
             f"p95 {pct(stage, 0.95) * 1000:.0f} ms"
         )
+        for form, times in by_form.items():
+            print(f"stage patch echoing {form}: p50 {pct(times, 0.5) * 1000:.0f} ms")
         print(f"peak RSS {rss:.0f} MiB; mean stage {statistics.mean(stage) * 1000:.0f} ms")
 
 

@@ -400,6 +400,7 @@ def consolidation_task() -> dict[str, Any]:
         "taskId": "consolidate-" + H["sb"],
         "lease": {"holder": "teamlore-cli", "expiresAt": 0},
         "binding": binding,
+        "bindingDigest": digest(binding),
         "entries": [
             {
                 "entryId": "staging-db",
@@ -462,6 +463,13 @@ def consolidation_patch() -> dict[str, Any]:
             },
         ],
     }
+
+
+def consolidation_patch_by_digest() -> dict[str, Any]:
+    """The same patch echoing the task's bindingDigest instead of its binding."""
+    patch = consolidation_patch()
+    patch["bindingDigest"] = digest(patch.pop("binding"))
+    return patch
 
 
 def runner_execution_plan(with_digest: bool = True) -> dict[str, Any]:

@@ -587,6 +587,11 @@ CONSOLIDATION: list[Case] = [
     ),
     (ConsolidationPatch, ex.consolidation_patch, at("operations.0.rationale", None), "rationale"),
     (ConsolidationPatch, ex.consolidation_patch, at("operations.0.name", "-x-"), "name"),
+    (ConsolidationTask, ex.consolidation_task, at("bindingDigest", H64), "bindingDigest"),
+    # exactly one of binding and bindingDigest
+    (ConsolidationPatch, ex.consolidation_patch, at("bindingDigest", H64), "bindingDigest"),
+    (ConsolidationPatch, ex.consolidation_patch, at("binding", DELETE), "bindingDigest"),
+    (ConsolidationPatch, ex.consolidation_patch, at("binding", None), "binding"),
 ]
 
 RUNNER: list[Case] = [

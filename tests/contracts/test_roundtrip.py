@@ -47,6 +47,7 @@ EXAMPLES: list[tuple[type[ContractModel], Callable[[], dict[str, Any]]]] = [
     (SkillCandidate, ex.skill_candidate),
     (ConsolidationTask, ex.consolidation_task),
     (ConsolidationPatch, ex.consolidation_patch),
+    (ConsolidationPatch, ex.consolidation_patch_by_digest),
     (RunnerExecutionPlan, ex.runner_execution_plan),
     (AuthorizationManifest, ex.authorization_manifest),
     (RunnerExecutionPlanV2, ex.runner_execution_plan_v2),

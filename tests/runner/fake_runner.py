@@ -11,10 +11,11 @@ appends their sha256 to `<script>.log` (what it was sent), and acts per its mode
   (consolidation), the known fact for the conformance probe;
 - `hang` (sleep 600), `slow` (waits until the test calls `release()`, at most 120 s, then
   good), `flood` (50 MB on stdout), `exit3`, `prose`,
-  `foreign` (cites an evidence id the task did not give), `secret` (a GitHub token in the
-  content), `linger` (leaves a background process), `write` (a file in its working directory),
-  `logged-out` (exit 1 with a "Not logged in" stderr, the probe too), `broken-envelope`
-  (claude prints plain text instead of its JSON, the probe too).
+  `foreign` (cites an evidence id the task did not give), `binding-digest` (a good
+  consolidation patch echoing the task's bindingDigest, not its binding), `secret` (a GitHub
+  token in the content), `linger` (leaves a background process), `write` (a file in its
+  working directory), `logged-out` (exit 1 with a "Not logged in" stderr, the probe too),
+  `broken-envelope` (claude prints plain text instead of its JSON, the probe too).
 The probe always gets the correct answer unless the mode is `bad-probe`, so a fake passes
 `reverify-runner` and misbehaves on the real task. Mode `probe-KIND` commits one of the
 conformance probe's nine violations (runner/conformance.py, `conformance-test@2`) the way the
@@ -121,8 +122,10 @@ def answer():
     if task["format"].endswith("consolidation-task@v1"):
         ids = [e["entryId"] for e in task["entries"]][:2]
         doctrine = "## Core principles\n- Review every generated claim before it reaches git.\n"
+        echoed = ({"bindingDigest": task["bindingDigest"]} if mode == "binding-digest"
+                  else {"binding": task["binding"]})
         return json.dumps({"format": "threadshare-memory-consolidation-patch@v1",
-                           "taskId": task["taskId"], "binding": task["binding"],
+                           "taskId": task["taskId"], **echoed,
                            "operations": [{"operationId": "op-doctrine", "op": "create",
                                            "target": "doctrine", "name": "doctrine",
                                            "newContent": doctrine, "basedOnEntryIds": ids,

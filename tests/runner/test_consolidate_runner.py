@@ -6,8 +6,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 from fake_runner import FakeRunner
+
+from teamlore.contracts.consolidation import CONSOLIDATION_PATCH_FORMAT
+from teamlore.core import errors
+from teamlore.core.canonical import digest
+from teamlore.runner.prompt import parse_answer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory" / "consolidation"))
 from consolidation_world import World as ConsolidationWorld
@@ -44,6 +50,32 @@ def test_consolidate_plans_then_runs_one_reviewable_candidate(world: Consolidati
     # a second plan waits: the first consolidation awaits review
     again = world.op("memory.consolidate_preview", {"runner": "claude"})
     assert again["plans"] == [] and "awaiting review" in again["note"]
+
+
+def test_a_runner_answer_echoing_the_binding_digest_is_staged(world: ConsolidationWorld) -> None:
+    """The task's prompt says to echo bindingDigest; the runner's answer may do so."""
+    fake: FakeRunner = world.fake  # type: ignore[attr-defined]
+    world.op("memory.reverify_runner", {"runner": "claude"})
+    fake.mode("binding-digest")
+    (plan,) = world.op("memory.consolidate_preview", {"runner": "claude"})["plans"]
+    done = world.op("memory.run_plan", {"approvePlan": plan["planDigest"]})
+    (result,) = done["results"]
+    assert result["quarantined"] == 1, result
+    assert world.op("memory.review", {"kind": "consolidation"})["count"] == 1
+
+
+def test_a_runner_answer_with_another_tasks_binding_digest_is_invalid() -> None:
+    task = {"taskId": "consolidate-1", "binding": {"entryRevisions": []}}
+    answer = {"format": CONSOLIDATION_PATCH_FORMAT, "taskId": "consolidate-1", "operations": []}
+    for echoed, staged in ((digest(task["binding"]), task["binding"]), ("f" * 64, None)):
+        text = orjson.dumps(answer | {"bindingDigest": echoed}).decode()
+        if staged is None:
+            with pytest.raises(errors.TeamloreError) as caught:
+                parse_answer("consolidation", text, task)
+            assert caught.value.code == "RUNNER_OUTPUT_INVALID"
+            assert caught.value.details["reason"] == "foreign-binding"
+        else:
+            assert parse_answer("consolidation", text, task) == answer | {"binding": staged}
 
 
 def test_a_tree_that_changed_after_the_plan_voids_it(world: ConsolidationWorld) -> None:

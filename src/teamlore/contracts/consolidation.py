@@ -24,12 +24,14 @@ from teamlore.contracts.extraction import CandidateType, Confidence, Lease
 from teamlore.contracts.formats import (
     CONSOLIDATION_PATCH_FORMAT as CONSOLIDATION_PATCH_FORMAT,  # its home: formats.py
 )
+from teamlore.core.canonical import digest
 
 CONSOLIDATION_TASK_FORMAT = "threadshare-memory-consolidation-task@v1"
-CONSOLIDATION_PROMPT_VERSION = "memory-consolidation@4"
+CONSOLIDATION_PROMPT_VERSION = "memory-consolidation@5"
 CONSOLIDATION_POLICY_VERSION = "consolidation-policy@1"
 MAX_HEAT = 2_147_483_647
 MAX_ENTRIES = 4096
+BINDING_FORMS = ("binding", "bindingDigest")  # what a patch echoes of its task: one of the two
 
 Heat = Annotated[int, Field(ge=1, le=MAX_HEAT, strict=True)]
 
@@ -159,6 +161,8 @@ class ConsolidationTask(ContractModel):
     task_id: Identifier
     lease: Lease
     binding: ConsolidationBinding
+    # digest(binding): what a patch may echo instead of the whole binding
+    binding_digest: Hex64
     entries: tuple[ConsolidationEntry, ...] = Field(max_length=MAX_ENTRIES)
     left_entries: tuple[ConsolidationLeftEntry, ...] = Field((), max_length=MAX_ENTRIES)
     scenes: tuple[ConsolidationScene, ...]
@@ -188,6 +192,8 @@ class ConsolidationTask(ContractModel):
             raise ValueError("doctrine does not match binding.doctrineDigest")
         if self.contract.prompts.prompt_version != self.binding.prompt_version:
             raise ValueError("contract.prompts.promptVersion must equal binding.promptVersion")
+        if self.binding_digest != digest(self.binding.to_wire()):
+            raise ValueError("bindingDigest must be the digest of binding")
         return self
 
 
@@ -241,13 +247,25 @@ class ConsolidationOperation(ContractModel):
 
 
 class ConsolidationPatch(ContractModel):
-    """ConsolidationPatch@v1 — binding echoed verbatim; `operations: []` is an explicit no-op.
-    operationIds unique; at most one operation per target file; at most one doctrine operation."""
+    """ConsolidationPatch@v1 — the task's binding echoed verbatim, or (exactly one of the two)
+    its `bindingDigest`; `operations: []` is an explicit no-op. operationIds unique; at most one
+    operation per target file; at most one doctrine operation.
+
+    `bindingDigest` is ours, beyond the seed (docs/seed-conformance.md): a big team's binding
+    lists every approved entry's revision (~240 KB at 1,500 entries), more than a model copies
+    reliably."""
+
+    model_config = ConfigDict(
+        **ContractModel.model_config, json_schema_extra=lambda s: _one_of_required(s, BINDING_FORMS)
+    )
 
     format: Literal["threadshare-memory-consolidation-patch@v1"]
     task_id: Identifier
-    binding: ConsolidationBinding
+    binding: ConsolidationBinding | SkipJsonSchema[None] = None
+    binding_digest: Hex64 | SkipJsonSchema[None] = None
     operations: tuple[ConsolidationOperation, ...] = Field(max_length=64)
+
+    _omit_when_none: ClassVar[frozenset[str]] = frozenset({"binding", "binding_digest"})
 
     @model_validator(mode="before")
     @classmethod
@@ -257,12 +275,23 @@ class ConsolidationPatch(ContractModel):
 
     @model_validator(mode="after")
     def _batch_rules(self) -> ConsolidationPatch:
+        if (self.binding is None) == (self.binding_digest is None):
+            raise ValueError(
+                "give the task's binding (verbatim) or its bindingDigest: exactly one of the two"
+            )
         unique_items((o.operation_id for o in self.operations), "operations operationId")
         unique_items(
             ((o.target, o.name) for o in self.operations),
             "conflicting-file-operation: target",
         )
         return self
+
+
+def _one_of_required(schema: dict[str, Any], names: tuple[str, ...]) -> None:
+    """The published schema requires exactly one of `names`."""
+    for name in names:
+        _not_required(schema, name)
+    schema["oneOf"] = [{"required": [name]} for name in names]
 
 
 def _not_required(schema: dict[str, Any], name: str) -> None:

@@ -9,7 +9,8 @@ sends them as the one user message.
 The answer must be one JSON object of the expected contract. A single surrounding Markdown code
 fence is tolerated (models add one); anything else — prose, two objects, a different format — is
 RUNNER_OUTPUT_INVALID. The task's `taskId` and `binding` may be omitted from the answer (teamlore
-fills them in from the task it sent); when present they must be the task's own.
+fills them in from the task it sent); when present they must be the task's own. A consolidation
+patch may echo the task's `bindingDigest` instead: it is checked, then replaced by the binding.
 """
 
 from __future__ import annotations
@@ -93,6 +94,8 @@ def parse_answer(kind: TaskKind, text: str, task: dict[str, Any]) -> dict[str, A
             f"the runner's answer is not {expected}",
             reason="wrong-format",
         )
+    if kind == "consolidation" and "bindingDigest" in document and "binding" not in document:
+        _binding_for_its_digest(document, task)
     for key in ("taskId", "binding"):
         if key not in document:
             document[key] = task[key]
@@ -103,3 +106,14 @@ def parse_answer(kind: TaskKind, text: str, task: dict[str, Any]) -> dict[str, A
                 reason=f"foreign-{key}",
             )
     return document
+
+
+def _binding_for_its_digest(document: dict[str, Any], task: dict[str, Any]) -> None:
+    """A patch echoing the task's `bindingDigest` (its prompt's simplest form) is staged with the
+    task's binding in its place; a digest of another binding is RUNNER_OUTPUT_INVALID."""
+    if document.pop("bindingDigest") != digest(task["binding"]):
+        raise errors.TeamloreError(
+            errors.RUNNER_OUTPUT_INVALID,
+            "the runner's answer names a bindingDigest other than the task it was sent",
+            reason="foreign-binding",
+        )

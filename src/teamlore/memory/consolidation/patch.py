@@ -58,7 +58,7 @@ _REASON = re.compile(r"^([a-z]+(?:-[a-z]+)+): ")
 # a patch's shape is in its task, not in recall's guidance.draftShape (STAGE_REQUEST_INVALID's)
 PATCH_SHAPE_NEXT = (
     "Fix the field the message names; a patch's shape: the task `teamlore memory synthesize` "
-    "gives, its contract.prompts.consolidation (echo its taskId and binding verbatim)."
+    "gives, its contract.prompts.consolidation (echo its taskId and bindingDigest)."
 )
 
 

@@ -22,8 +22,10 @@ change under Evolution.
 Goal: fold the entries into a handful of scenes that a future agent reads at the start of a
 session, and keep one short doctrine. Prefer changing what exists over adding files.
 
-Answer with exactly one ConsolidationPatch@v1 JSON document: echo `taskId` and `binding`
-verbatim; `operations` is a list (an empty list says nothing needs to change). Each operation:
+Answer with exactly one ConsolidationPatch@v1 JSON document: echo `taskId` and `bindingDigest`
+as the task gives them (the whole `binding` copied verbatim is accepted instead of
+`bindingDigest`, never both); `operations` is a list (an empty list says nothing needs to
+change). Each operation:
 {operationId, op: create|update|merge|delete, target: scene|doctrine, name, newContent,
 basedOnEntryIds, mergeSources, rationale}.
 - name: a scene's name, as entries name it in `scene`: lowercase letters and digits of any script

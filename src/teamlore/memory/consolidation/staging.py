@@ -2,9 +2,11 @@
 transaction (docs/memory.md, "Consolidation").
 
 1. the contract, then the task: it must be a consolidation task of this worktree and the patch
-   must echo its binding exactly (`BINDING_MISMATCH`);
-2. the submission gate: an identical patch replays the recorded outcome, a different one for
-   the same task is audited and refused (`SUBMISSION_CONFLICT`);
+   must echo its binding exactly, or the binding's digest as the task's `bindingDigest`
+   (`BINDING_MISMATCH`);
+2. the submission gate: an identical patch replays the recorded outcome (the same patch in the
+   other binding form is identical), a different one for the same task is audited and refused
+   (`SUBMISSION_CONFLICT`);
 3. another consolidation awaiting review refuses this one (`CONSOLIDATION_PENDING`);
 4. the approved tree must still be what the task bound (`CONSOLIDATION_DRIFT`: the task is
    marked stale, committed);
@@ -23,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from teamlore.contracts import digests
+from teamlore.contracts.consolidation import ConsolidationPatch
 from teamlore.contracts.formats import STAGE_FORMAT
 from teamlore.core import errors
 from teamlore.core.canonical import canonical_json, digest
@@ -60,15 +63,16 @@ def stage_patch(
     patch = parse_patch(document)
     owner = Owner(identity.repository_key, identity.worktree_key)
     moment = tasks.now_ms() if now is None else now
-    task = tasks.load_bound_task(
+    echoed = "binding" if patch.binding_digest is None else "bindingDigest"
+    task = tasks.load_task_bound_by_digest(
         conn,
         patch.task_id,
-        patch.binding.to_wire(),
+        echoed_binding_digest(patch),
         owner=owner,
         kind="consolidation",
-        mismatch="the patch's binding is not the binding synthesize issued with this task",
+        mismatch=f"the patch's {echoed} is not the {echoed} synthesize issued with this task",
     )
-    response_digest = digests.response_digest(document)
+    response_digest = digests.response_digest(with_binding(document, task.binding))
     sync_and_read(conn, owner, identity.worktree_root)  # the projection is current below
     with tasks.write_tx_committing_refusal(conn):
         tasks.check_token(conn, task.task_id, claim_token)
@@ -99,6 +103,23 @@ def stage_patch(
         failpoint("consolidation.stage.before-commit")
         tasks.record_submission(conn, claim, response_digest, outcome, now=moment)
     return {**outcome, "idempotent": False}
+
+
+def echoed_binding_digest(patch: ConsolidationPatch) -> str:
+    """digest(binding) of what the patch echoes: its binding, or its bindingDigest."""
+    if patch.binding_digest is not None:
+        return patch.binding_digest
+    assert patch.binding is not None  # the contract requires one of the two
+    return digest(patch.binding.to_wire())
+
+
+def with_binding(document: dict[str, Any], binding: dict[str, Any]) -> dict[str, Any]:
+    """The patch as submitted with its `bindingDigest` (already checked) replaced by the
+    task's `binding`: both forms of one patch are one submission (a retry in the other form
+    replays), and a full-binding patch's submission digest is what it always was."""
+    if "bindingDigest" not in document:
+        return document
+    return {k: v for k, v in document.items() if k != "bindingDigest"} | {"binding": binding}
 
 
 # SUBMISSION_CONFLICT's `next` for a consolidation: its task comes from synthesize

@@ -5,7 +5,8 @@ entry files' `sourceTreeDigest`), every approved entry's revision, every scene's
 heat, the doctrine's digest, the tree's `consolidated.json` (its digest, when it has one that
 reads) and the replay epoch (the last successful run). Task id =
 `consolidate-` + digest(binding) (+ an issue suffix when an identical binding's task already
-ended), run id `run-<taskId>`, candidate id `patch-<taskId>`.
+ended), run id `run-<taskId>`, candidate id `patch-<taskId>`. The task carries
+`bindingDigest` = digest(binding), which a patch may echo instead of the binding.
 """
 
 from __future__ import annotations
@@ -122,6 +123,7 @@ def task_document(
         "taskId": task_id,
         "lease": {"holder": tasks.AGENT_HOLDER, "expiresAt": 0},
         "binding": binding,
+        "bindingDigest": digest(binding),
         "entries": [e.task_json() for e in sorted(entries, key=lambda e: e.entry_id)],
         "leftEntries": [e.task_json() for e in left],
         "scenes": [

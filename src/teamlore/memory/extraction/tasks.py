@@ -155,8 +155,23 @@ def load_bound_task(
 ) -> Task:
     """`load_task`, then refuse (`BINDING_MISMATCH`, message `mismatch`) a submission whose
     binding is not the one issued with the task."""
+    return load_task_bound_by_digest(
+        conn, task_id, digest(binding), owner=owner, kind=kind, mismatch=mismatch
+    )
+
+
+def load_task_bound_by_digest(
+    conn: sqlite3.Connection,
+    task_id: str,
+    binding_digest: str,
+    *,
+    owner: Owner,
+    kind: TaskKind,
+    mismatch: str,
+) -> Task:
+    """`load_bound_task` for a submission that echoes digest(binding) instead of the binding."""
     task = load_task(conn, task_id, owner=owner, kind=kind)
-    if digest(binding) != digest(task.binding):
+    if binding_digest != digest(task.binding):
         raise errors.TeamloreError(errors.BINDING_MISMATCH, mismatch, taskId=task.task_id)
     return task
 
