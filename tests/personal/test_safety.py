@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from personal_world import configure, settings
@@ -148,6 +149,9 @@ ADDRESSES = [
     "mail pat.doe@example.com: thanks",
     "ssh is broken, mail pat.doe@example.com",
     "write to pat.doe@example.com.",
+    # a copy command earlier in the sentence logs in to nothing (review: these passed)
+    "We use rsync for deploys, ask ops-lead@corp.example.com for access.",
+    "Copy it with scp and then tell alice@corp.example.com it is done",
 ]
 
 
@@ -168,3 +172,22 @@ def test_a_url_with_a_password_is_a_secret_and_not_also_an_email_address(home: P
     assert refused.value.details["rules"] == ["secret.url-credentials"]
     for number, text in enumerate(LOGINS, start=2):
         assert _relay(home, text, number).accepted
+
+
+def test_a_long_line_of_addresses_is_read_once_not_again_for_each(monkeypatch: Any) -> None:
+    """Each address looked at its whole line again for a login before it: 32 KiB of addresses on
+    one line took 12 s, 256 KiB did not end. The look is bounded: count what it reads."""
+    import teamlore.core.secrets.rules as rules
+
+    read = []
+    search = rules._LOGIN_COMMAND.search
+
+    class Counting:
+        def search(self, text: str) -> Any:
+            read.append(len(text))
+            return search(text)
+
+    monkeypatch.setattr(rules, "_LOGIN_COMMAND", Counting())
+    line = "ssh deploy@prod.example.org; " * 10_000  # 290 KB of logins on one line
+    assert pii_rules(line) == []
+    assert len(read) == 10_000 and max(read) <= rules._LOGIN_REACH

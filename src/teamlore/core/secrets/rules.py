@@ -338,23 +338,32 @@ EMAIL_ADDRESS = re.compile(
     r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
 )
 # `user@host` that is a login, not an address: the userinfo of a URL (`scheme://user:pw@host`),
-# an SCP-style remote (`git@github.com:pat/app.git`), or the target of ssh, scp, rsync and the like
-_URL_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/@]*$")
+# an SCP-style remote (`git@github.com:pat/app.git`, which scp and rsync take), or the host an
+# ssh-like command logs in to, as its first argument after its options (`ssh -p 22 deploy@…`)
+_URL_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/@]*")
 _LOGIN_COMMAND = re.compile(
-    r"(?:^|[\s`$(])(?:(?:ssh|mosh|sftp|ssh-copy-id)(?:\s+-{1,2}[\w-]+(?:[= ][^\s;|&@]+)?)*"
-    r"|(?:scp|rsync)(?:\s+[^\s;|&]+)*?)\s+$"
+    r"(?:^|[\s`$(;|&])(?:ssh|mosh|sftp|ssh-copy-id)"
+    r"(?:\s+-{1,2}[\w-]+(?:[= ][^\s;|&@-][^\s;|&@]*)?)*\s+$"
 )
+_COPY_COMMAND = re.compile(r"(?:^|[\s`$(;|&])(?:scp|rsync)\s")
+# how far before an address the login checks look: a login's command or URL is next to it, and
+# a bounded look keeps a long line of many addresses linear
+_LOGIN_REACH = 256
 
 
 def is_email_address(match: re.Match[str]) -> bool:
     """An `EMAIL_ADDRESS` match that is an e-mail address, not a login to a host."""
     text, start, end = match.string, match.start(), match.end()
-    line_start = text.rfind("\n", 0, start) + 1
-    before = text[line_start:start]
-    if _URL_USERINFO.search(before):
+    line_start = text.rfind("\n", max(0, start - _LOGIN_REACH), start) + 1
+    before = text[max(line_start, start - _LOGIN_REACH) : start]
+    token = before.rsplit(None, 1)[-1] if before and not before[-1].isspace() else ""
+    if token and _URL_USERINFO.fullmatch(token):
         return False
-    if end < len(text) - 1 and text[end] == ":" and not text[end + 1].isspace():
-        return False  # user@host:path
+    if text[end : end + 1] == ":":
+        if end < len(text) - 1 and not text[end + 1].isspace():
+            return False  # user@host:path
+        if _COPY_COMMAND.search(before):
+            return False  # `scp notes.txt deploy@prod:` (the home folder there)
     return not _LOGIN_COMMAND.search(before)
 
 
