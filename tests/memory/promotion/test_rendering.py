@@ -97,6 +97,17 @@ def test_targets_a_windows_checkout_gave_crlf_are_the_entries_adjudication_saw(
     ]
     assert all(b"\r" not in f.content for f in files)  # written as the writer always writes
 
+    # a candidate adjudicated in this checkout before teamlore read CRLF as LF recorded the
+    # bytes' digest: it still renders after the upgrade, not TARGET_DRIFT
+    adjudicated_before = view()
+    adjudicated_before.payload["supersedes"] = [
+        _approved(repo, p.stem, p.read_bytes()) for p in (kept, merged)
+    ]
+    again = render_entry_candidate(
+        adjudicated_before, RenderContext(repo, None, {"release-tag-prefix"})
+    )
+    assert [f.entry_id for f in again] == [f.entry_id for f in files]
+
     merged.write_bytes(merged.read_bytes().replace(b"are checked", b"are checked by CI"))
     with pytest.raises(errors.TeamloreError) as refused:
         render_entry_candidate(view(), RenderContext(repo, None, {"release-tag-prefix"}))

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from teamlore.contracts._base import is_scene_name, scene_name_for
 from teamlore.core import errors
+from teamlore.core.canonical import sha256_hex
 from teamlore.core.secrets import sanitize_for_name
 from teamlore.core.text.files import lf_sha256
 from teamlore.memory.extraction.typed_facts import COMMIT_CHANGED_PATH, parse_fact_text
@@ -274,7 +275,7 @@ def _approved_targets(
             continue
         target_path = f"{layout.MEMORY_ROOT}/{reference['path']}"
         current = ctx.read(target_path)
-        if current is None or lf_sha256(current) != reference.get("contentDigest"):
+        if current is None or reference.get("contentDigest") not in _digests_of(current):
             raise errors.TeamloreError(
                 errors.TARGET_DRIFT,
                 f"entry {reference['id']} {_what_happened(current)} since the candidate was "
@@ -317,6 +318,12 @@ def _refuse_duplicate(view: CandidateView, ctx: RenderContext, texts: list[str])
         path=found.path,
         exact=found.exact,
     )
+
+
+def _digests_of(current: bytes) -> tuple[str, str]:
+    """What a target's `contentDigest` may be: its digest reading CRLF as LF, or, for a
+    candidate adjudicated in a CRLF checkout before teamlore read it so, its bytes' sha256."""
+    return lf_sha256(current), sha256_hex(current)
 
 
 def _scene_of(payload: dict[str, Any]) -> str | None:
