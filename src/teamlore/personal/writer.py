@@ -142,6 +142,10 @@ def run_writer(
             conn.close()
 
 
+# how long a model call without a timeout of its own may keep renewing its job's lease
+_HANGING_CALL_SECONDS = 300.0
+
+
 class _Run:
     def __init__(
         self,
@@ -207,14 +211,18 @@ class _Run:
     def _lease_heartbeat(self, job: queue.Job) -> Iterator[None]:
         """Renew the job's lease every third of a lease while the model call runs (an answer may
         take longer than the lease); a killed Writer stops renewing, so its lease still ends
-        within one lease period and the next run takes the job over."""
+        within one lease period and the next run takes the job over. A call that hangs (the
+        client's timeout is per read, not for the whole answer) is renewed for at most twice
+        its timeout, then the lease runs out as a killed Writer's would."""
         lease = self.settings.queue.lease_seconds
+        longest = 2 * float(getattr(self.model, "timeout_s", _HANGING_CALL_SECONDS)) + lease
+        started = time.monotonic()
         stop = threading.Event()
 
         def beat() -> None:
             conn = open_runtime_db(self.root)
             try:
-                while not stop.wait(lease / 3):
+                while not stop.wait(lease / 3) and time.monotonic() - started < longest:
                     try:
                         if not queue.renew_lease(conn, job, now=self.now(), lease_seconds=lease):
                             return
