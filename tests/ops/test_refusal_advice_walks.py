@@ -134,7 +134,6 @@ def test_a_candidate_blocked_by_a_newer_rule_is_offered_extract_again(flow: Flow
     assert flow.op("memory.recall", {**WINDOW})["sources"]
 
 
-
 def test_a_candidate_staged_with_a_scene_name_of_0_1_0_is_written_under_its_new_name(
     flow: Flow,
 ) -> None:
@@ -153,6 +152,7 @@ def test_a_candidate_staged_with_a_scene_name_of_0_1_0_is_written_under_its_new_
     assert not item["blocked"], item["lintFindings"]
     (written,) = item["files"]
     assert "+scene: chess-ui\n" in written["diff"]  # what the person reviews
+
 
 def test_the_review_text_names_extract_again_for_a_candidate_blocked_by_lint(flow: Flow) -> None:
     cid = _staged_under_an_older_rule(flow)
