@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -18,11 +19,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from teamlore import __version__
 from teamlore.core import errors
 from teamlore.core.locations import state_dir_location
 from teamlore.core.paths import display_path
 from teamlore.core.timeutil import format_instant
 from teamlore.integrations import config_files as cf
+from teamlore.integrations.console_script import gone_interpreter
 from teamlore.integrations.entries import FileEdits
 from teamlore.integrations.manifest import (
     FileRecord,
@@ -51,6 +54,8 @@ HOOK_BUDGET_ENV = "TEAMLORE_HOOK_BUDGET"
 DEFAULT_HOOK_BUDGET = "0.9"
 GENEROUS_HOOK_BUDGET = 10.0  # doctor's second run of a hook that printed nothing
 WATCH_CONNECT_SECONDS = 0.5  # the watch client's own connect timeout (cli/warm.py)
+# the install flags an installation's options record (`Installation.options`)
+TIER_FLAGS = (("team", "--team"), ("personal", "--personal"), ("syncOnStop", "--sync-on-stop"))
 
 
 @dataclass
@@ -136,13 +141,24 @@ def unreadable_config_check(client: str, files: list[FileEdits]) -> Check | None
     return None
 
 
+def install_command(installation: Installation) -> str:
+    """The `teamlore install` that makes `installation` again: its scope and the tier flags it
+    was installed with, so a fix that follows it keeps them (a `--team` install stays one)."""
+    options = installation.options
+    words = ["teamlore install", f"--client {installation.client}", f"--scope {installation.scope}"]
+    words += [flag for key, flag in TIER_FLAGS if options.get(key)]
+    if options.get("orgUrl"):
+        words.append(f"--org-url {shlex.quote(str(options['orgUrl']))}")
+    return " ".join(words)
+
+
 def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str, Any]]]:
     """Each recorded entry still present; returns the checks and the servers found."""
     label = f"{installation.client}.config"
     where = f" ({installation.scope} scope)"
     checks: list[Check] = []
     servers: list[dict[str, Any]] = []
-    again = f"teamlore install --client {installation.client} --scope {installation.scope}"
+    again = install_command(installation)
     for record in installation.files:
         path = Path(record.path)
         shown = display_path(path)
@@ -169,7 +185,8 @@ def entry_checks(installation: Installation) -> tuple[list[Check], list[dict[str
                 if entry.key[0] in SERVER_KEYS and isinstance(value, dict):
                     command = str(value.get("command", ""))
                     if not _resolves(command):  # nothing to start
-                        checks.append(_missing_command(installation, label, name, command, again))
+                        missing = _missing_command(installation, label, name, value, again)
+                        checks.append(missing)
                         continue
                     servers.append({"name": entry.key[1], "file": str(path), **value})
                 checks.append(Check(label, "ok", f"{name} in {shown}{where}"))
@@ -207,14 +224,13 @@ def codex_hooks_check(installation: Installation) -> Check | None:
         return None  # the entry checks name what is wrong with the file: nothing to read here
     key, value = _hooks_setting(document)
     where = display_path(config.path) if config is not None else "config.toml"
-    flags = f"--client codex --scope {installation.scope}"
+    again = install_command(installation)
     if value is False and hooked:
         return Check(
             "codex.hook",
             "warn",
             f"hooks are off in {where} ({key} = false): Codex does not run the hook",
-            f"`teamlore install {flags} --force` turns them on; `teamlore install {flags}`"
-            " takes the hook out",
+            f"`{again} --force` turns them on; `{again}` takes the hook out",
         )
     if value is False:
         return Check(
@@ -239,13 +255,18 @@ def codex_hooks_check(installation: Installation) -> Check | None:
 
 
 def _missing_command(
-    installation: Installation, label: str, name: str, command: str, again: str
+    installation: Installation, label: str, name: str, server: dict[str, Any], again: str
 ) -> Check:
-    """A user-scope command that is gone is broken; a project-scope entry names `teamlore` on
-    PATH, which this person may simply not have yet (the entry is `required = false` for Codex,
-    so the client starts without it: docs/agents.md)."""
+    """A user-scope command that is gone is broken (a Codex entry is `required = true` there:
+    Codex then starts no session at all); a project-scope entry names `teamlore` on PATH, which
+    this person may simply not have yet (the entry is `required = false` for Codex, so the
+    client starts without it: docs/agents.md)."""
+    command = str(server.get("command", ""))
     if installation.scope != "project":
-        return Check(label, "fail", f"{name}: `{command}` does not exist", again)
+        said = f"{name}: `{command}` does not exist"
+        if installation.client == "codex" and server.get("required") is True:
+            said += ", and Codex refuses to start any session until it is fixed (required = true)"
+        return Check(label, "fail", said, again)
     return Check(
         label,
         "warn",
@@ -324,6 +345,8 @@ def interrupted_check(
     )
 
 
+# a server's tool names, the refusal its status tool answers, the version it names
+Listed = tuple[list[str], dict[str, Any], str]
 # read-only tools that open the state a server serves: an older teamlore's refusal shows there
 STATUS_TOOLS = ("threadshare_memory_status", "memory_status")
 
@@ -346,7 +369,7 @@ def server_environment(client: str, server: dict[str, Any]) -> dict[str, str]:
     return {**base, **{str(k): str(v) for k, v in (server.get("env") or {}).items()}}
 
 
-def _other_state_dir(client: str, server: dict[str, Any], home: Path) -> Check | None:
+def _other_state_dir(client: str, server: dict[str, Any], home: Path, again: str) -> Check | None:
     """A failing check when the server, started as `client` starts it, would serve another
     state dir than `home` (one from `$XDG_STATE_HOME`, which Codex does not pass on)."""
     serves = state_dir_location(server_environment(client, server))
@@ -357,14 +380,13 @@ def _other_state_dir(client: str, server: dict[str, Any], home: Path) -> Check |
         "fail",
         f"{server['name']} would serve the state dir {display_path(serves)}, not this one"
         f" ({display_path(home)}): {client} does not pass it the environment that names it",
-        f"teamlore install --client {client} (names the state dir in the entry)",
+        f"{again} (names the state dir in the entry)",
     )
 
 
-async def _list_tools(
-    client: str, server: dict[str, Any], cwd: Path
-) -> tuple[list[str], dict[str, Any]]:
-    """The server's tool names, and the error its status tool answers (empty: none)."""
+async def _list_tools(client: str, server: dict[str, Any], cwd: Path) -> Listed:
+    """The server's tool names, the error its status tool answers (empty: none), and the
+    version its initialize result names."""
     from mcp.client.stdio import stdio_client
 
     from mcp import ClientSession, StdioServerParameters
@@ -380,13 +402,13 @@ async def _list_tools(
             stdio_client(params, errlog=quiet) as (read, write),
             ClientSession(read, write) as session,
         ):
-            await session.initialize()
+            version = (await session.initialize()).server_info.version
             tools = [tool.name for tool in (await session.list_tools()).tools]
             status = next((name for name in STATUS_TOOLS if name in tools), None)
             if status is None or _may_write(server):
-                return tools, {}
+                return tools, {}, version
             called = await session.call_tool(status, {})
-            return tools, _refusal(called.content) if called.is_error else {}
+            return tools, _refusal(called.content) if called.is_error else {}, version
 
 
 def _refusal(content: list[Any]) -> dict[str, Any]:
@@ -401,17 +423,26 @@ def _refusal(content: list[Any]) -> dict[str, Any]:
     return {}
 
 
-def server_check(client: str, server: dict[str, Any], cwd: Path, home: Path | None = None) -> Check:
+def server_check(
+    client: str,
+    server: dict[str, Any],
+    cwd: Path,
+    home: Path | None = None,
+    *,
+    again: str | None = None,
+) -> Check:
+    """The server started as `client` starts it; `again`: the install that mends its entry."""
     import anyio
 
-    elsewhere = _other_state_dir(client, server, home) if home is not None else None
+    again = again or f"teamlore install --client {client}"
+    elsewhere = _other_state_dir(client, server, home, again) if home is not None else None
     if elsewhere is not None:
         return elsewhere
     timeout = float(server.get("startup_timeout_sec") or CLAUDE_STARTUP_TIMEOUT)
     name = f"{client}.server"
     started = time.monotonic()
     try:
-        tools, refusal = anyio.run(_with_timeout, client, server, cwd, timeout)
+        tools, refusal, version = anyio.run(_with_timeout, client, server, cwd, timeout)
     except TimeoutError:
         return Check(
             name,
@@ -436,7 +467,18 @@ def server_check(client: str, server: dict[str, Any], cwd: Path, home: Path | No
             "fail",
             f"{server['name']} starts but refuses every call (DB_SCHEMA_TOO_NEW): `{command}` is"
             " an older teamlore than the one that upgraded the state dir",
-            f"teamlore install --client {client} (points it at this teamlore)",
+            f"{again} (points it at this teamlore)",
+        )
+    if version != __version__:  # another install, as a client starts it (an older venv's)
+        on_path = os.sep not in str(server["command"])  # a project's entry: `teamlore` on PATH
+        return Check(
+            name,
+            "warn",
+            f"{server['name']} starts teamlore {version}, not this teamlore ({__version__}):"
+            f" `{server['command']}` is another installation",
+            "upgrade the teamlore on PATH, or put this one's bin folder ahead of it"
+            if on_path
+            else f"{again} (points it at this teamlore)",
         )
     return Check(
         name,
@@ -446,9 +488,7 @@ def server_check(client: str, server: dict[str, Any], cwd: Path, home: Path | No
     )
 
 
-async def _with_timeout(
-    client: str, server: dict[str, Any], cwd: Path, timeout: float
-) -> tuple[list[str], dict[str, Any]]:
+async def _with_timeout(client: str, server: dict[str, Any], cwd: Path, timeout: float) -> Listed:
     import anyio
 
     with anyio.fail_after(timeout):
@@ -463,15 +503,27 @@ def hook_check(
     timeout: float = 10.0,
     *,
     portable: bool = False,
+    again: str | None = None,
 ) -> Check:
+    """The hook run for real with a sample payload; `again`: the install that mends it."""
     name = f"{client}.hook"
-    program = command.split(" ", 1)[0]
+    again = again or f"teamlore install --client {client}"
+    program = _hook_program(command)
     if portable and not _resolves(program):  # a project hook needs teamlore on this PATH
         return Check(
             name,
             "warn",
             f"the {event} hook runs `{program}`, which is not on PATH here",
             "install teamlore (e.g. `pipx install teamlore`) or put its bin folder on PATH",
+        )
+    gone = gone_interpreter(Path(program)) if os.sep in program else None
+    if gone is not None:  # the shell would say the script is "not found": it is there
+        return Check(
+            name,
+            "fail",
+            f"the {event} hook runs {display_path(program)}, whose interpreter"
+            f" {display_path(gone)} is gone: the virtualenv moved?",
+            f"{again} (run by the teamlore you use now: it starts its own Python)",
         )
     payload = json.dumps({"hook_event_name": event, "source": "startup", "cwd": str(cwd)})
     try:
@@ -483,14 +535,23 @@ def hook_check(
         return Check(
             name,
             "fail",
-            f"the SessionStart hook exited {done.returncode}: {tail}",
-            f"teamlore install --client {client} (the command may point at a removed install)",
+            f"the {event} hook exited {done.returncode}: {tail}",
+            f"{again} (the command may point at a removed install)",
         )
     if event != "SessionStart":
         return Check(name, "ok", f"{event} hook runs")
     if done.stdout.strip():
         return Check(name, "ok", "SessionStart hook prints a brief")
     return _quiet_hook_check(name, command, payload, cwd, timeout)
+
+
+def _hook_program(command: str) -> str:
+    """The program a hook command runs: its first word after `NAME=value` assignments."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    return next((w for w in words if "=" not in w.split("/", 1)[0]), "")
 
 
 def _run_hook(

@@ -45,6 +45,7 @@ from teamlore.core.paths import WATCH_SOCKET_NAME, display_path, resolve_home
 from teamlore.core.shapes.strict import STRICT
 from teamlore.integrations import claude, codex, installer, leftovers, pi, transaction
 from teamlore.integrations import doctor as doctor_checks
+from teamlore.integrations.console_script import runs_with
 from teamlore.integrations.entries import (
     ORG_SERVER,
     PERSONAL_SERVER,
@@ -201,12 +202,15 @@ def _server(client: str, name: str, capabilities: list[str], portable: bool) -> 
 
 def _teamlore_launch(portable: bool) -> tuple[list[str], dict[str, str]]:
     """How a hook starts teamlore (argv, environment to add): `teamlore` on PATH (portable),
-    else this installation, with `TEAMLORE_HOME` naming the state dir unless it is the default
+    else this installation (its console script, or `-m` when the script names another Python),
+    with `TEAMLORE_HOME` naming the state dir unless it is the default
     (`pinned_state_dir`: one from `$XDG_STATE_HOME` too, which a client need not pass on)."""
     if portable:
         return [PORTABLE_TEAMLORE], {}
     script = Path(sys.executable).parent / "teamlore"
-    argv = [str(script)] if script.is_file() else [sys.executable, "-m", "teamlore.cli.entry"]
+    # a script of a moved virtualenv names the Python of its old place: start this one instead
+    usable = script.is_file() and runs_with(script, sys.executable)
+    argv = [str(script)] if usable else [sys.executable, "-m", "teamlore.cli.entry"]
     home = pinned_state_dir(os.environ)
     return argv, ({"TEAMLORE_HOME": home} if home else {})
 
@@ -578,8 +582,10 @@ def _client_checks(
             # a user-scope entry names its state dir: one the client would not reach is wrong
             # (a project's portable entry names none, on purpose)
             pinned = home if installation.scope == "user" else None
+            again = doctor_checks.install_command(installation)
             started = [
-                pool.submit(doctor_checks.server_check, client, s, cwd, pinned) for s in servers
+                pool.submit(doctor_checks.server_check, client, s, cwd, pinned, again=again)
+                for s in servers
             ]
             ran = [
                 pool.submit(
@@ -589,6 +595,7 @@ def _client_checks(
                     cwd,
                     h.event,
                     portable=installation.scope == "project",
+                    again=again,
                 )
                 for h in hooks
             ]

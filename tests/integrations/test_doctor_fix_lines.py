@@ -1,0 +1,114 @@
+"""Doctor's fixes are the install that mends what it found: with the tier flags the installation
+was made with (a fix after `install --team` that dropped `--team` re-installed the read-only tier
+without a word), and saying what the failure costs (a Codex entry is `required = true` at user
+scope: Codex starts no session while its command is gone). A server that starts another, older
+teamlore than this one is named too, not `ok`."""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from support import in_process
+from teamlore import __version__
+from teamlore.integrations import doctor as doctor_checks
+from teamlore.integrations.manifest import load_manifest
+
+
+@pytest.fixture()
+def user(tmp_path: Path) -> dict[str, str]:
+    bin_dir = tmp_path / "clients"
+    bin_dir.mkdir()
+    for name, version in (("claude", "2.1.332 (Claude Code)"), ("codex", "codex-cli 0.171.0")):
+        (bin_dir / name).write_text(f"#!/bin/sh\necho '{version}'\n")
+        (bin_dir / name).chmod(0o755)
+    home = tmp_path / "home"
+    return {
+        "HOME": str(home),
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "TEAMLORE_HOME": str(tmp_path / "state"),
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "CODEX_HOME": str(home / ".codex"),
+    }
+
+
+def _entry_checks(user: dict[str, str], client: str) -> list[doctor_checks.Check]:
+    manifest = load_manifest(Path(user["TEAMLORE_HOME"]))
+    (installation,) = [i for i in manifest.installations if i.client == client]
+    return doctor_checks.entry_checks(installation)[0]
+
+
+def test_the_fix_for_a_removed_hook_keeps_the_tiers_it_was_installed_with(
+    user: dict[str, str], tmp_path: Path
+) -> None:
+    flags = ("--team", "--personal", "--sync-on-stop")
+    done = in_process("install", "--client", "claude", *flags, cwd=tmp_path, env=user)
+    assert done.returncode == 0, done.stderr
+    (Path(user["CLAUDE_CONFIG_DIR"]) / "settings.json").write_text("{}")
+
+    missing = [c for c in _entry_checks(user, "claude") if "hook is missing" in c.message]
+
+    assert [c.fix for c in missing] == [
+        "teamlore install --client claude --scope user --team --personal --sync-on-stop"
+    ] * 2  # SessionStart and Stop
+
+
+def test_a_codex_server_whose_python_is_gone_says_codex_starts_no_session(
+    user: dict[str, str], tmp_path: Path
+) -> None:
+    done = in_process("install", "--client", "codex", "--team", cwd=tmp_path, env=user)
+    assert done.returncode == 0, done.stderr
+    config = Path(user["CODEX_HOME"]) / "config.toml"
+    gone = str(tmp_path / "venv" / "bin" / "python3")  # the virtualenv moved
+    text = config.read_text()
+    config.write_text(text.replace(f'command = "{sys.executable}"', f'command = "{gone}"'))
+    assert tomllib.loads(config.read_text())["mcp_servers"]["teamlore"]["required"] is True
+
+    failed = [c for c in _entry_checks(user, "codex") if c.status == "fail"]
+
+    assert [c.message for c in failed] == [
+        f"mcp_servers.{name}: `{gone}` does not exist, and Codex refuses to start any session"
+        " until it is fixed (required = true)"
+        for name in ("teamlore", "teamlore_personal")
+    ]
+    assert {c.fix for c in failed} == {"teamlore install --client codex --scope user --team"}
+
+
+# the personal server of an older teamlore: this one, naming another version as it starts
+OLDER_TEAMLORE = (
+    "import runpy, teamlore; teamlore.__version__ = '0.1.0';"
+    " runpy.run_module('teamlore.cli.main', run_name='__main__')"
+)
+
+
+def test_a_server_that_starts_an_older_teamlore_is_a_warning_with_the_install(
+    tmp_path: Path,
+) -> None:
+    server = {
+        "name": "teamlore_personal",
+        "command": sys.executable,
+        "args": [
+            "-c",
+            OLDER_TEAMLORE,
+            "mcp",
+            "--capability",
+            "read",
+            "--client-id",
+            "claude",
+            "--global",
+        ],
+        "env": {"TEAMLORE_HOME": str(tmp_path / "state")},
+    }
+    again = "teamlore install --client claude --scope user --team"
+
+    check = doctor_checks.server_check("claude", server, tmp_path, again=again)
+
+    assert check.status == "warn", check
+    assert check.message == (
+        f"teamlore_personal starts teamlore 0.1.0, not this teamlore ({__version__}):"
+        f" `{sys.executable}` is another installation"
+    )
+    assert check.fix == f"{again} (points it at this teamlore)"
