@@ -154,7 +154,8 @@ def test_a_failing_job_in_another_scope_does_not_stop_the_flush(
     assert flushed.returncode == 1 and "incomplete" in flushed.stdout  # still backing off
     assert model.answered == ["document_import", "document_import"]
     # what it waits for is named, with what brings it back (it said "see status" alone)
-    [waiting] = [line for line in flushed.stdout.splitlines() if line.startswith("waiting: ")]
+    said = flushed.stdout.split("\nincomplete:")[0]  # one job waits: its sentence, wrapped
+    waiting = " ".join(said[said.index("waiting: ") :].split())
     job = out["flush"]["runs"][0]["jobId"]
     assert waiting.startswith(f"waiting: job {job} retried at ")
     assert waiting.endswith(f" (INVALID_EVIDENCE_REFERENCE); `teamlore personal retry {job}`")
@@ -179,7 +180,8 @@ def test_a_part_held_back_by_its_contexts_failing_job_says_which_and_until_when(
     held = part["waitsFor"]
     assert part["state"] == "pending" and part["jobId"] is None
     assert held["jobState"] == "retry" and held["issue"] == "INVALID_EVIDENCE_REFERENCE"
-    text = teamlore_cli("personal", "import", "second.md", cwd=tmp_path, env=ENV).stdout
+    printed = teamlore_cli("personal", "import", "second.md", cwd=tmp_path, env=ENV).stdout
+    text = " ".join(printed.split())  # each sentence wrapped at words
     assert (
         f"part 1: pending (waits for job {held['jobId']}, retried after"
         f" INVALID_EVIDENCE_REFERENCE at {held['until']})" in text
@@ -213,7 +215,7 @@ def test_a_part_held_back_by_a_running_job_is_not_sent_to_retry_it(
 
     text = teamlore_cli("personal", "import", "second.md", cwd=tmp_path, env=ENV).stdout
 
-    verdict = text.splitlines()[-1]
+    verdict = " ".join(text[text.index("incomplete: ") :].split())  # wrapped at words
     assert verdict.startswith(f"incomplete: not every part was processed; job {job.id} is running")
     assert verdict.endswith(": import again after that")
     assert "personal retry" not in verdict

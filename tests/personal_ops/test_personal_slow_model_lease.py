@@ -76,7 +76,8 @@ def test_a_writer_killed_mid_call_loses_its_job_to_the_next_flush(
         time.sleep(0.1)
     # a lease in the past is not "running": its holder is gone, and the next flush takes it over
     status = in_process("personal", "status", env=ENV).stdout
-    (line,) = [line for line in status.splitlines() if line.startswith("job ")]
+    (_, block) = status.split("\njob ")  # one job, wrapped at 80 columns under its id
+    line = " ".join(f"job {block}".split())
     assert " not held (" in line and "; the next flush takes it over)" in line, line
     assert "running" not in line and "lease ends" not in line
     refused = in_process("personal", "retry", line.split()[1], env=ENV)

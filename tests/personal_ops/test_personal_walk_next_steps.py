@@ -89,8 +89,9 @@ def test_an_import_killed_while_its_model_answers_says_to_wait_for_the_lease(
     job, lease = part["jobId"], part["leaseEnds"]
     assert (part["state"], part["jobState"]) == ("claimed", "running") and lease
     text = teamlore_cli("personal", "import", "n.md", cwd=tmp_path, env=ENV).stdout
-    assert f"part 1: claimed, job {job} (running; its lease ends {lease})" in text
-    assert text.splitlines()[-1] == (
+    said = " ".join(text.split())  # each sentence wrapped at 80 columns
+    assert f"part 1: claimed, job {job} (running; its lease ends {lease})" in said
+    assert said[said.index("incomplete: ") :] == (
         f"incomplete: not every part was processed; job {job} is running until {lease}:"
         " import again after that"
     )
@@ -102,12 +103,14 @@ def test_an_import_killed_while_its_model_answers_says_to_wait_for_the_lease(
         (job, "running", lease)
     ]
     flush_text = teamlore_cli("personal", "flush", cwd=tmp_path, env=ENV).stdout
-    assert f"waiting: job {job} is running until {lease}: flush again after that" in flush_text
+    assert f"waiting: job {job} is running until {lease}: flush again after that" in " ".join(
+        flush_text.split()
+    )
 
     _, status = cli_json("status", cwd=tmp_path)
     assert [(j["id"], j["leaseEnds"], j["retryAt"]) for j in status["jobs"]] == [(job, lease, None)]
     status_text = teamlore_cli("personal", "status", cwd=tmp_path, env=ENV).stdout
-    assert f"issue -, lease ends {lease})" in status_text
+    assert f"issue -, lease ends {lease})" in " ".join(status_text.split())
 
     refused = teamlore_cli("personal", "retry", job, cwd=tmp_path, env=ENV)
     assert refusal_lines(refused.stderr)[0] == (
@@ -161,7 +164,9 @@ def test_memory_status_names_the_job_an_init_waits_behind_as_the_cli_does(
     text = teamlore_cli(
         "personal", "status", "--client-id", "desk", "--import-id", "desk-1", env=ENV
     ).stdout
-    assert text == f"pending (waits for job {job.id}, running; its lease ends {held['until']})\n"
+    assert " ".join(text.split()) == (  # wrapped at 80 columns
+        f"pending (waits for job {job.id}, running; its lease ends {held['until']})"
+    )
 
 
 # -- 2. a file that cannot be read, a path through a file --------------------------------------

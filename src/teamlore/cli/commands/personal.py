@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TextIO
 
 from teamlore.cli.app import personal_app
 from teamlore.cli.literal import literal
@@ -18,8 +18,8 @@ from teamlore.cli.output import (
     hanging,
     run,
     say_wrapped,
-    stderr,
     stdout,
+    wrapped_lines,
 )
 from teamlore.cli.params import Argument, Option
 from teamlore.core.paths import display_path
@@ -32,13 +32,16 @@ def _plain(text: str) -> None:
     sys.stdout.flush()
 
 
-def _said(lead: str, text: str) -> None:
+def _said(lead: str, text: str, indent: int | None = None, *, to: TextIO | None = None) -> None:
     """A sentence to the person (not memory text): `lead` then `text`, wrapped at words to the
-    terminal's width under the lead (`hanging`), so it reads at 80 columns; an id or path too
-    long for the rest of a line goes whole onto the next. Made visible as `_plain` makes it."""
-    for line in hanging(lead, literal(text), len(lead)):
-        sys.stdout.write(line + "\n")
-    sys.stdout.flush()
+    terminal's width under `indent` spaces (the lead's width unless given), so it reads at 80
+    columns; an id or path too long for the rest of a line goes whole onto the next, and a
+    `command` in backticks stays whole on one line, to be copied (`wrapped_lines`). Made
+    visible as `_plain` makes it; on stdout unless `to` names another stream."""
+    stream = to or sys.stdout
+    lines = wrapped_lines(lead, literal(text), len(lead) if indent is None else indent)
+    stream.write("".join(f"{line}\n" for line in lines))
+    stream.flush()
 
 
 # -- config -----------------------------------------------------------------------------------
@@ -59,7 +62,7 @@ def _render_config(result: dict[str, Any]) -> None:
     elif result["requested"]:
         stdout.print("Nothing changed: the settings already say that.")
     for warning in result["warnings"]:
-        stderr.print(f"warning: {literal(warning)}")
+        _said("warning: ", warning, 2, to=sys.stderr)
     _plain(f"config              {result['configPath']}")
     _plain(f"personal memory     {result['personalDir']}")
     _plain(f"allowed provenance  {', '.join(result['allowedProvenance']) or '(none)'}")
@@ -120,12 +123,12 @@ def _render_status(result: dict[str, Any]) -> None:
         if outcome is None:
             _plain("No such submission in that client's namespace.")
             return
-        _plain(_outcome_line(outcome))
+        _said("", _outcome_line(outcome), 2)
         return
     _plain(f"personal memory  {result['personalDir']}{'' if result['exists'] else ' (absent)'}")
     settings = result["settings"]
-    _plain(f"provenance       {', '.join(settings['allowedProvenance'])}")
-    _plain(f"scopes           {', '.join(settings['allowedScopes'])}")
+    _said("provenance       ", ", ".join(settings["allowedProvenance"]))
+    _said("scopes           ", ", ".join(settings["allowedScopes"]))
     _plain(f"model profile    {settings['modelProfile'] or '(none: the Writer does not run)'}")
     counts = ", ".join(f"{n} {state}" for state, n in sorted(result["observations"].items()))
     _plain(f"observations     {counts or 'none'}")
@@ -133,9 +136,11 @@ def _render_status(result: dict[str, Any]) -> None:
         retry = f", retry at {job['retryAt']}" if job["retryAt"] else ""
         lease = f", {_lease_words(job['leaseEnds'])}" if job.get("leaseEnds") else ""
         state = "not held" if _lease_ended(job.get("leaseEnds")) else job["state"]
-        _plain(
-            f"job {job['id']}  {state} ({job['scope']}, {job['provenance']}, "
-            f"attempts {job['attempts']}, issue {job['issue'] or '-'}{retry}{lease})"
+        _said(
+            f"job {job['id']}  ",
+            f"{state} ({job['scope']}, {job['provenance']}, "
+            f"attempts {job['attempts']}, issue {job['issue'] or '-'}{retry}{lease})",
+            4,
         )
     if any(job["state"] == "dead" for job in result["jobs"]):
         _plain("Requeue a dead job with `teamlore personal retry JOB`.")
@@ -289,8 +294,8 @@ def personal_show(
 
 def _render_import(result: dict[str, Any]) -> None:
     """The sentences wrap at the terminal's width (the import id, 67 columns, goes whole onto a
-    line of its own at 80); a part's line and a verdict naming a job to retry or wait for stay
-    one line each, to read or copy as they are."""
+    line of its own at 80), a part's line under a hanging indent; a command to copy
+    (`teamlore personal retry JOB`) stays whole on one line."""
     imp = result["import"]
     _said(
         "file: ",
@@ -309,6 +314,7 @@ def _render_import(result: dict[str, Any]) -> None:
             "accepted means durably queued, not remembered",
         )
     flush = result["flush"] or {}
+    _say_recovered(flush.get("runs", []))
     for run_ in flush.get("runs", []):
         if run_["code"]:
             why = f": {run_['message']}" if run_.get("message") else ""
@@ -318,13 +324,9 @@ def _render_import(result: dict[str, Any]) -> None:
         if flush["error"].get("next"):
             _said("  next: ", flush["error"]["next"])
     for part in result["parts"]:
-        _plain(f"part {part['part']}: {_outcome_line(part)}")
-    verdict = _import_verdict(result)
-    if result["complete"] or not result["waited"]:
-        head, _, rest = verdict.partition(": ")
-        _said(f"{head}: ", rest)
-    else:  # `teamlore personal retry JOB` or a job's lease: one line
-        _plain(verdict)
+        _said(f"part {part['part']}: ", _outcome_line(part), 2)
+    head, _, rest = _import_verdict(result).partition(": ")
+    _said(f"{head}: ", rest)
 
 
 def _import_verdict(result: dict[str, Any]) -> str:
@@ -405,32 +407,42 @@ _RUN_OUTCOMES = {
 }
 
 
+def _say_recovered(runs: list[dict[str, Any]]) -> None:
+    """The commits a crash interrupted (files written, not yet recorded) that a run completed
+    from their receipts, without another model call."""
+    for job_id in sorted({job for run_ in runs for job in run_.get("recovered", [])}):
+        _said("recovered: ", f"job {job_id}'s interrupted commit was completed", 2)
+
+
 def _render_flush(result: dict[str, Any]) -> None:
+    """Each line wraps at words under a hanging indent; `teamlore personal retry JOB` stays
+    whole on one line."""
+    _say_recovered(result["runs"])
     for run_ in result["runs"]:
         if run_["outcome"] == "idle":
             continue
         code = f" ({run_['code']})" if run_["code"] else ""
         why = f": {run_['message']}" if run_.get("message") else ""
-        _plain(f"job {run_['jobId']}: {_RUN_OUTCOMES[run_['outcome']]}{code}{why}")
+        _said(f"job {run_['jobId']}: ", f"{_RUN_OUTCOMES[run_['outcome']]}{code}{why}", 2)
     if not result["complete"]:
         for job in result.get("waiting", []):  # each, with what brings it back
-            if _lease_ended(job.get("leaseEnds")):  # its Writer is gone: a flush takes it over
-                _plain(f"waiting: job {job['id']}'s {_lease_words(job['leaseEnds'])}")
-                continue
-            if job["state"] == "running":  # `retry` refuses it (NOTHING_TO_RETRY): its lease
-                _plain(
-                    f"waiting: job {job['id']} is running until {job['leaseEnds']}: "
-                    "flush again after that"
-                )
-                continue
-            issue = f" ({job['issue']})" if job["issue"] else ""
-            when = "dead" if job["state"] == "dead" else f"retried at {job['retryAt']}"
-            _plain(f"waiting: job {job['id']} {when}{issue}; `teamlore personal retry {job['id']}`")
+            _said("waiting: ", _waiting_for(job), 2)
         _plain("incomplete: see `teamlore personal status`")
-    elif any(run_["outcome"] != "idle" for run_ in result["runs"]):
+    elif any(run_["outcome"] != "idle" or run_.get("recovered") for run_ in result["runs"]):
         _plain("complete: nothing else is due")
     else:
         _plain("complete: nothing was due")
+
+
+def _waiting_for(job: dict[str, Any]) -> str:
+    """What an incomplete flush waits for in `job`, and what brings it back."""
+    if _lease_ended(job.get("leaseEnds")):  # its Writer is gone: a flush takes it over
+        return f"job {job['id']}'s {_lease_words(job['leaseEnds'])}"
+    if job["state"] == "running":  # `retry` refuses it (NOTHING_TO_RETRY): its lease
+        return f"job {job['id']} is running until {job['leaseEnds']}: flush again after that"
+    issue = f" ({job['issue']})" if job["issue"] else ""
+    when = "dead" if job["state"] == "dead" else f"retried at {job['retryAt']}"
+    return f"job {job['id']} {when}{issue}; `teamlore personal retry {job['id']}`"
 
 
 @personal_app.command("flush", short_help="Run the Writer until nothing is due.")
@@ -451,8 +463,10 @@ def personal_retry(
         "personal.retry",
         {"jobId": job},
         fmt,
-        lambda r: _plain(
-            f"requeued {counted(r['requeued'], 'observation')} of job {r['jobId']}; "
-            "run `teamlore personal flush`"
+        lambda r: _said(
+            "requeued ",
+            f"{counted(r['requeued'], 'observation')} of job {r['jobId']}; "
+            "run `teamlore personal flush`",
+            2,
         ),
     )
