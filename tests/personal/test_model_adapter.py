@@ -111,3 +111,19 @@ def test_failures_carry_the_codes_the_writer_maps(
     assert (code in PERMANENT_MODEL_CODES) is permanent
     assert caught.value.retryable is not permanent
     json.dumps(caught.value.to_json())
+
+
+def test_a_calls_limit_follows_the_profiles_timeout_and_retries() -> None:
+    """The Writer's lease heartbeat stops renewing for a call past this limit: a slow local
+    model with `timeout_s = 900` must keep its lease through an 800 s answer (the first cap read
+    a `timeout_s` the adapter did not have and stopped at 600 s for every profile)."""
+    client = OpenAICompatClient(
+        base_url="http://127.0.0.1:9/v1",
+        model="m",
+        api_key=None,
+        timeout_s=900,
+        retry=RetryPolicy(max_retries=1, max_retry_after_s=30.0),
+    )
+    limit = WriterModelAdapter(client).call_limit_s
+    assert limit == 2 * (2 * 900 + 30.0)
+    assert limit > 800

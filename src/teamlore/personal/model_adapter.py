@@ -50,6 +50,19 @@ class WriterModelAdapter:
     def model_name(self) -> str:
         return self.client.model
 
+    @property
+    def call_limit_s(self) -> float | None:
+        """How long one `decide` may take before it is taken for hung, when the client says
+        (the Writer's lease heartbeat stops renewing then): each attempt twice its per-read
+        timeout (a trickling answer reads many times) plus the longest wait before a retry."""
+        timeout = getattr(self.client, "timeout_s", None)
+        retry = getattr(self.client, "retry", None)
+        if not isinstance(timeout, (int, float)) or retry is None:
+            return None
+        attempts = int(retry.max_retries) + 1
+        longest_wait = max(float(retry.max_delay_s), float(retry.max_retry_after_s))
+        return attempts * (2 * float(timeout) + longest_wait)
+
     def _mode(self) -> Literal["json_schema", "json_object"]:
         if self.output != "auto":
             return self.output

@@ -142,8 +142,8 @@ def run_writer(
             conn.close()
 
 
-# how long a model call without a timeout of its own may keep renewing its job's lease
-_HANGING_CALL_SECONDS = 300.0
+# how long a model call whose model states no limit may keep renewing its job's lease
+_HANGING_CALL_SECONDS = 600.0
 
 
 class _Run:
@@ -212,10 +212,11 @@ class _Run:
         """Renew the job's lease every third of a lease while the model call runs (an answer may
         take longer than the lease); a killed Writer stops renewing, so its lease still ends
         within one lease period and the next run takes the job over. A call that hangs (the
-        client's timeout is per read, not for the whole answer) is renewed for at most twice
-        its timeout, then the lease runs out as a killed Writer's would."""
+        client's timeout is per read, not for the whole answer) is renewed for at most its
+        model's `call_limit_s`, then the lease runs out as a killed Writer's would."""
         lease = self.settings.queue.lease_seconds
-        longest = 2 * float(getattr(self.model, "timeout_s", _HANGING_CALL_SECONDS)) + lease
+        limit = getattr(self.model, "call_limit_s", None) or _HANGING_CALL_SECONDS
+        longest = float(limit) + lease
         started = time.monotonic()
         stop = threading.Event()
 
