@@ -152,6 +152,8 @@ ADDRESSES = [
     # a copy command earlier in the sentence logs in to nothing (review: these passed)
     "We use rsync for deploys, ask ops-lead@corp.example.com for access.",
     "Copy it with scp and then tell alice@corp.example.com it is done",
+    "After the rsync run, write to ops-lead@corp.example.com: they own the backups",
+    "scp is blocked; ask ops-lead@corp.example.com:\nthey own it",
 ]
 
 

@@ -345,7 +345,9 @@ _LOGIN_COMMAND = re.compile(
     r"(?:^|[\s`$(;|&])(?:ssh|mosh|sftp|ssh-copy-id)"
     r"(?:\s+-{1,2}[\w-]+(?:[= ][^\s;|&@-][^\s;|&@]*)?)*\s+$"
 )
-_COPY_COMMAND = re.compile(r"(?:^|[\s`$(;|&])(?:scp|rsync)\s")
+# scp or rsync with the address among its arguments: words (`notes.txt`, `-avz`) only, no
+# sentence between (`rsync run, write to …`)
+_COPY_COMMAND = re.compile(r"(?:^|[\s`$(;|&])(?:scp|rsync)(?:\s+[^\s;|&,]*[^\s;|&,.]){0,20}\s+$")
 # how far before an address the login checks look: a login's command or URL is next to it, and
 # a bounded look keeps a long line of many addresses linear
 _LOGIN_REACH = 256
