@@ -28,6 +28,7 @@ from teamlore.ops.registry import OpContext, run_operation
 SESSION_ID = "0199aaaa-0000-7000-8000-000000000001"
 STRIPE_KEY = "sk_live_" + "51HxYzAbCdEfGhIjKlMnOpQr"  # two pieces: no whole key in this file
 PASSWORD = "Xk9#" + "mP2q"
+DB_PASSWORD = "hunter2" + "hunter2xyzQ9"  # named by its key in a tool call's input
 NORMAL_PROMPT = "fix the rounding in cart totals  (two spaces, a tab\there)"
 NORMAL_ANSWER = "Rounding fixed in cart.py:\n\n    total = round(total, 2)\n"
 
@@ -49,6 +50,8 @@ def indexed(home: Path, tmp_path: Path) -> str:
                 {"command": ["bash", "-lc", f"STRIPE_KEY={STRIPE_KEY} npm run deploy"]},
             ),
             codex_function_output("c1", "deployed"),
+            codex_function_call("c2", "db_connect", {"host": "db", "password": DB_PASSWORD}),
+            codex_function_output("c2", "connected"),
             codex_assistant_item("The checkout is deployed."),
             codex_event("task_complete"),
             codex_user_message(f"数据库的密码是 {PASSWORD}，请连接数据库"),
@@ -79,7 +82,7 @@ def _text(*args: str) -> str:
 
 def _no_secret(output: str) -> None:
     assert STRIPE_KEY not in output and STRIPE_KEY[8:] not in output
-    assert PASSWORD not in output and "mP2q" not in output
+    assert PASSWORD not in output and "mP2q" not in output and DB_PASSWORD not in output
 
 
 def test_sessions_show_masks_the_turn_texts_and_leaves_a_turn_without_secrets_as_typed(
@@ -94,9 +97,11 @@ def test_sessions_show_masks_the_turn_texts_and_leaves_a_turn_without_secrets_as
     # the tool call still comes after the words the agent said before it, which were masked
     said_before = first["assistant"][: first["tools"][0]["assistantOffset"]]
     assert said_before.rstrip("\n") == "Setting STRIPE_KEY=…[32 chars] before the checkout deploy."
-    # the call's command, where a key is typed most often, is masked too
-    (call,) = first["tools"]
+    # the call's command, where a key is typed most often, is masked too, and an input's value
+    # is judged beside its key, as the index holds it and search masks it
+    call, connect = first["tools"]
     assert "npm run deploy" in str(call["command"]) and "…[32 chars]" in str(call["command"])
+    assert connect["input"]["host"] == "db" and DB_PASSWORD not in str(connect["input"])
     page = _text("sessions", "show", indexed)
     _no_secret(page)
     assert page.index("…[32 chars] before the checkout") < page.index("#1 shell")

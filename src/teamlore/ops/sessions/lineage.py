@@ -112,9 +112,10 @@ def mask_shown(shown: dict[str, Any]) -> None:
         turn["notices"] = _masked(turn["notices"])
         _mask_assistant(turn)
         for tool in turn["tools"]:
-            for key in ("command", "input"):
-                if tool.get(key) is not None:
-                    tool[key] = _masked(tool[key])
+            if tool.get("command") is not None:
+                tool["command"] = _masked(tool["command"])
+            if tool.get("input") is not None:
+                tool["input"] = _masked_json(tool["input"])
 
 
 def _masked(value: Any) -> Any:
@@ -126,6 +127,22 @@ def _masked(value: Any) -> Any:
     if isinstance(value, list):
         return [_masked(item) for item in value]
     return value
+
+
+def _masked_json(value: Any) -> Any:
+    """A tool call's input masked as its JSON text, as the index holds it and search masks it:
+    a value is judged beside its key (`{"password": "hunter2…"}`), which a value alone is not.
+    Masks stay inside their strings, so the text parses back; if it did not, each text alone."""
+    if not isinstance(value, (dict, list)):
+        return _masked(value)
+    text = json.dumps(value, ensure_ascii=False)
+    masked = masked_text(text)
+    if masked == text:
+        return value
+    try:
+        return json.loads(masked)
+    except ValueError:
+        return _masked(value)
 
 
 def _mask_assistant(turn: dict[str, Any]) -> None:
