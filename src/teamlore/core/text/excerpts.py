@@ -90,21 +90,27 @@ def excerpt(text: str, cells: int = EXCERPT_CELLS) -> str:
 # what opens a Markdown line as structure, not as words: a heading, a list item (a `>` is
 # kept: in a lesson it is more often "> 5 ms" than a quote)
 _LINE_MARK = re.compile(r"^\s{0,3}(?:#{1,6}\s+|[-*+]\s+|\d{1,3}[.)]\s+)")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+_FENCE = re.compile(r"^\s{0,3}(?:```|~~~)")
+_HEADING_ENDS = (":", ".", "!", "?", "：", "。", "！", "？")
 
 
 def without_markup(text: str) -> str:
     """A text as words, for a one-line summary or snippet: the doctrine opens with a heading
     and a list (`### Core principles` / `- Make release inputs…`), shown as `Core principles:
-    Make release inputs…` rather than its raw Markdown; each heading ends in a colon."""
+    Make release inputs…` rather than its raw Markdown; each heading ends in a colon. A fenced
+    block's lines are kept as written (`- old_flag` in a diff, `# build` in a script), without
+    their fences."""
     words = []
+    fenced = False
     for line in text.splitlines():
-        said = _LINE_MARK.sub("", line).strip()
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        said = line.strip() if fenced else _LINE_MARK.sub("", line).strip()
         if not said:
             continue
-        if line.lstrip().startswith("#") and not said.endswith(_HEADING_ENDS):
+        if not fenced and _HEADING.match(line) and not said.endswith(_HEADING_ENDS):
             said += ":"
         words.append(said)
     return " ".join(words) if words else text
-
-
-_HEADING_ENDS = (":", ".", "!", "?", "：", "。", "！", "？")
