@@ -585,7 +585,9 @@ def _quiet_hook_check(name: str, command: str, payload: str, cwd: Path, timeout:
     # a budget written in the command (`TEAMLORE_HOOK_BUDGET=0.5 teamlore hook …`) beats the
     # environment's: the second run gets the generous one there too
     given = re.sub(
-        rf"(?<![\w-]){HOOK_BUDGET_ENV}=\S*", f"{HOOK_BUDGET_ENV}={GENEROUS_HOOK_BUDGET}", command
+        rf"(?<![\w-]){HOOK_BUDGET_ENV}=[^\s\"';]*",
+        f"{HOOK_BUDGET_ENV}={GENEROUS_HOOK_BUDGET}",
+        command,
     )
     started = time.monotonic()
     try:
