@@ -119,22 +119,27 @@ def test_a_missing_or_bad_window_is_named_as_the_arguments_are_on_both_sides(
         [
             ("threadshare_memory_recall", {}),
             ("threadshare_memory_recall", reversed_window),
-            ("threadshare_memory_recall", {"since": "2026-03-01", "until": WINDOW["until"]}),
+            ("threadshare_memory_recall", {"since": "yesterday", "until": WINDOW["until"]}),
         ],
     )
     missing_cli = cli(repo, "memory", "recall")
     reversed_cli = cli(
         repo, "memory", "recall", "--since", WINDOW["until"], "--until", WINDOW["since"]
     )
+    bad_cli = cli(repo, "memory", "recall", "--since", "yesterday", "--until", WINDOW["until"])
     assert (missing_mcp, reversed_mcp) == (missing_cli, reversed_cli)
-    for refused in (missing_mcp, reversed_mcp, bad_mcp):
+    for refused in (missing_mcp, reversed_mcp):
         error = refused["error"]
         assert error["code"] == "WINDOW_INVALID"
         assert "--" not in error["message"] + error["next"], error
         assert "`since` and `until`" in error["next"]
     assert "give both `since` and `until`" in missing_mcp["error"]["message"]
     assert "`since` must be before `until`" in reversed_mcp["error"]["message"]
-    assert bad_mcp["error"]["message"].startswith("`since` (window.after) must be a canonical")
+    # a value that is no date is refused as `--since` refuses it (the parameters take any ISO
+    # date or instant, as the flag does)
+    said = "'yesterday' is not an ISO-8601 date or date-time"
+    for refused in (bad_mcp, bad_cli):
+        assert (refused["error"]["code"], refused["error"]["message"]) == ("INVALID_ARGUMENT", said)
 
 
 def test_a_draft_written_from_the_recall_guidance_alone_stages(repo: Path, mcp: Calls) -> None:

@@ -108,24 +108,16 @@ def writes_utf8(stream: object) -> bool:
     return not encoding or codecs.lookup(encoding).name == "utf-8"
 
 
-# teamlore's own symbols, as a terminal that cannot show them gets them: one or a few cells, as
-# wide as the symbol or close, where an escape (`\u2026`) took six
+# teamlore's own layout symbols, as a terminal that cannot show them gets them: close to the
+# one cell they were laid out in, where an escape (`\u2026`) took six. Only symbols teamlore
+# draws (a cut, a child row, a check mark): a character a person wrote (`—`, `→`, quotes) is
+# escaped as it is, so their text can be read back exactly
 STAND_INS = {
     "…": "...",
     "↳": "->",
-    "→": "->",
-    "←": "<-",
     "✓": "ok",
-    "✗": "x",
     "✔": "ok",
-    "—": "-",
-    "–": "-",
-    "•": "*",
-    "“": '"',
-    "”": '"',
-    "‘": "'",
-    "’": "'",
-    "·": ".",
+    "✗": "x",
 }
 STAND_IN_ERRORS = "teamlore-stand-in"
 
