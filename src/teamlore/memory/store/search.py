@@ -417,12 +417,13 @@ def _holding_every_term(index: _Index, parsed: Query, counts: list[int]) -> tupl
 
 def _hit(row: sqlite3.Row, score: float, parsed: Query, by: list[MatchPath]) -> SearchHit:
     from teamlore.core.secrets.mask import masked_text
-    from teamlore.core.text.excerpts import without_markup
 
     # a secret the lint blocks, in a file edited by hand or pulled, is never printed whole: a
     # search's output ends up in terminals, CI logs and an agent's context (docs/search.md)
     text = masked_text(row["body_text"] or row["title"])
     if row["kind"] in ("doctrine", "scene"):  # headings and lists: a snippet reads as words
+        from teamlore.core.text.excerpts import without_markup  # not for an entry's hit
+
         text = without_markup(text)
     return SearchHit(
         id=row["entry_id"],
