@@ -245,13 +245,9 @@ def _without_secrets(text: str) -> str:
     the file gets it (personal/reader.py): the message is printed by `doctor` and `personal
     flush`, kept with the Writer's job and read by agents. Masked before it is cut short, so no
     part of a secret is left unmasked by the cut."""
-    from teamlore.core.secrets.shapes import may_hold_secret
+    from teamlore.core.secrets.mask import masked_text  # the scanner, only for a suspect line
 
-    if not may_hold_secret(text):
-        return text
-    from teamlore.personal.safety import mask_secrets  # the scanner, only for a suspect line
-
-    return mask_secrets(text)[0]
+    return masked_text(text)
 
 
 class _FenceTracker:

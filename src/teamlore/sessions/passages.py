@@ -382,14 +382,10 @@ def masked(text: str) -> str:
     """`text` with its secrets masked as memory search masks a hit (core/secrets/mask.py,
     `…[40 chars]`), before a snippet is cut from it: a cut never leaves a secret's tail, or a
     password without the words that make it one, in a search's output. The secret rules' cheap
-    test runs first; the masker and the scanner load only for a text it lets through."""
-    from teamlore.core.secrets.shapes import may_hold_secret
+    test runs first; the scanner loads only for a text it lets through."""
+    from teamlore.core.secrets.mask import masked_text
 
-    if not may_hold_secret(text):
-        return text
-    from teamlore.core.secrets.mask import mask_secrets
-
-    return mask_secrets(text)[0]
+    return masked_text(text)
 
 
 TOOL_LABEL_CHARS = 60
