@@ -174,6 +174,29 @@ class Cli:
         return result
 
 
+@contextlib.contextmanager
+def unwritable(path: Path) -> Iterator[None]:
+    """`path` (a file or a folder) made unwritable for real: no write bits, and for root (who
+    ignores modes) the immutable attribute; skips when neither can be had."""
+    if os.geteuid() != 0:
+        mode = path.stat().st_mode
+        path.chmod(0o555 if path.is_dir() else 0o444)
+        try:
+            yield
+        finally:
+            path.chmod(mode)
+        return
+    if (
+        shutil.which("chattr") is None
+        or subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0
+    ):
+        pytest.skip("running as root without chattr +i: cannot make a file read-only")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
 def git(repo: Path, *args: str) -> str:
     """Run git in `repo` with no user or system config (deterministic, hook-free)."""
     done = git_run(repo, *args)

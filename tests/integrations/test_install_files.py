@@ -7,14 +7,9 @@ executables (the e2e tests run the real ones)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import shutil
-import stat
-import subprocess
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,7 +23,7 @@ from install_world import (
     tree,
 )
 
-from support import git, in_process, refusal_lines, run_killed_at, teamlore_cli
+from support import git, in_process, refusal_lines, run_killed_at, teamlore_cli, unwritable
 from teamlore.core import errors
 from teamlore.integrations.config_files import load
 
@@ -414,30 +409,8 @@ def test_an_entry_with_our_name_that_we_did_not_write_needs_force(user: Path) ->
     assert (user / ".codex" / "config.toml").read_text() == mine
 
 
-@contextlib.contextmanager
-def read_only(folder: Path) -> Iterator[None]:
-    """`folder` made unwritable for real: mode 0500, and for root (who ignores modes) the
-    immutable attribute; skips when neither can be had."""
-    if os.geteuid() != 0:
-        folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
-        try:
-            yield
-        finally:
-            folder.chmod(0o755)
-        return
-    if (
-        shutil.which("chattr") is None
-        or subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0
-    ):
-        pytest.skip("running as root without chattr +i: cannot make a folder read-only")
-    try:
-        yield
-    finally:
-        subprocess.run(["chattr", "-i", str(folder)], check=True)
-
-
 def test_a_read_only_home_is_refused_with_nothing_written(user: Path) -> None:
-    with read_only(user):
+    with unwritable(user):
         err = refused("install", user, client="claude")
     assert err.code == "CLIENT_CONFIG_UNWRITABLE"
     assert list(user.iterdir()) == []
@@ -446,7 +419,7 @@ def test_a_read_only_home_is_refused_with_nothing_written(user: Path) -> None:
 def test_a_read_only_config_folder_refuses_every_client_with_nothing_written(user: Path) -> None:
     seed_user_configs(user)
     before = tree(user)
-    with read_only(user / ".codex"):
+    with unwritable(user / ".codex"):
         err = refused("install", user, client="all")
     assert err.code == "CLIENT_CONFIG_UNWRITABLE" and ".codex" in err.message
     assert tree(user) == before  # claude, checked first, was not written either

@@ -7,11 +7,7 @@ stay done, and the refusal names them and what their files became."""
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
-import subprocess
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,32 +15,10 @@ import pytest
 from install_world import CLAUDE_JSON, CODEX_CONFIG, op, refused, seed_user_configs, tree
 from test_install_links import linked_into_dotfiles
 
+from support import unwritable
 from teamlore.core import errors
 from teamlore.core.failpoints import PAUSE_ENV
 from teamlore.ops.integrations.each_client import already_done
-
-
-@contextlib.contextmanager
-def unwritable(path: Path) -> Iterator[None]:
-    """`path` (a file or a folder) made unwritable for real: no write bits, and for root (who
-    ignores modes) the immutable attribute; skips when neither can be had."""
-    if os.geteuid() != 0:
-        mode = path.stat().st_mode
-        path.chmod(0o555 if path.is_dir() else 0o444)
-        try:
-            yield
-        finally:
-            path.chmod(mode)
-        return
-    if (
-        shutil.which("chattr") is None
-        or subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0
-    ):
-        pytest.skip("running as root without chattr +i: cannot make a file read-only")
-    try:
-        yield
-    finally:
-        subprocess.run(["chattr", "-i", str(path)], check=True)
 
 
 def installed_with_codex_in_dotfiles(user: Path, tmp_path: Path) -> Path:
