@@ -25,15 +25,9 @@ def _approved(repo: Path, entry_id: str, content: bytes) -> dict[str, str]:
     }
 
 
-def test_a_merge_target_that_does_not_parse_is_to_be_repaired_then_extracted_again(
-    tmp_path: Path,
-) -> None:
-    repo = tmp_path / "repo"
-    (repo / ".threadshare/memory/entries").mkdir(parents=True)
-    kept = write_approved_entry(repo, "release-tag-prefix", "Release tags need a v prefix.")
-    broken = write_approved_entry(repo, "release-tag-check", "Release tags are checked.")
-    broken.write_text(broken.read_text().replace("priority: 50", "priority: lots"))
-    view = CandidateView(
+def _merge_of(supersedes: list[dict[str, str]]) -> CandidateView:
+    """A candidate adjudicated as a merge of release-tag-check into release-tag-prefix."""
+    return CandidateView(
         candidate_id="cand-1",
         kind="entry",
         status="quarantined",
@@ -43,12 +37,25 @@ def test_a_merge_target_that_does_not_parse_is_to_be_repaired_then_extracted_aga
         payload={
             "content": "Release tags need a v prefix; CI checks it.",
             "mergedFrom": ["release-tag-check"],
-            "supersedes": [
-                _approved(repo, "release-tag-prefix", kept.read_bytes()),
-                _approved(repo, "release-tag-check", broken.read_bytes()),
-            ],
+            "supersedes": supersedes,
         },
         statements=[],
+    )
+
+
+def test_a_merge_target_that_does_not_parse_is_to_be_repaired_then_extracted_again(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".threadshare/memory/entries").mkdir(parents=True)
+    kept = write_approved_entry(repo, "release-tag-prefix", "Release tags need a v prefix.")
+    broken = write_approved_entry(repo, "release-tag-check", "Release tags are checked.")
+    broken.write_text(broken.read_text().replace("priority: 50", "priority: lots"))
+    view = _merge_of(
+        [
+            _approved(repo, "release-tag-prefix", kept.read_bytes()),
+            _approved(repo, "release-tag-check", broken.read_bytes()),
+        ]
     )
     with pytest.raises(errors.TeamloreError) as refused:
         render_entry_candidate(view, RenderContext(repo, None, {"release-tag-prefix"}))
@@ -75,20 +82,7 @@ def test_targets_a_windows_checkout_gave_crlf_are_the_entries_adjudication_saw(
         path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
 
     def view() -> CandidateView:
-        return CandidateView(
-            candidate_id="cand-1",
-            kind="entry",
-            status="quarantined",
-            adjudication="merge",
-            revision=1,
-            content_digest="",
-            payload={
-                "content": "Release tags need a v prefix; CI checks it.",
-                "mergedFrom": ["release-tag-check"],
-                "supersedes": [_approved(repo, p.stem, as_git_holds[p]) for p in (kept, merged)],
-            },
-            statements=[],
-        )
+        return _merge_of([_approved(repo, p.stem, as_git_holds[p]) for p in (kept, merged)])
 
     files = render_entry_candidate(view(), RenderContext(repo, None, {"release-tag-prefix"}))
     assert [(f.entry_id, f.role) for f in files] == [
