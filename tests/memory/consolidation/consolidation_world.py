@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from support import git, shared_fixtures, teamlore_cli
+from teamlore.core import errors
 from teamlore.memory.store.layout import init_tree
 from teamlore.memory.store.state_db import open_state_db
 from teamlore.ops.registry import OpContext, run_operation
@@ -140,6 +142,15 @@ class World:
             }
         finally:
             conn.close()
+
+
+def refused(world: World, document: dict[str, Any]) -> errors.TeamloreError:
+    """What staging `document` refused with, state left exactly as it was."""
+    before = world.state()
+    with pytest.raises(errors.TeamloreError) as caught:
+        world.stage(document)
+    assert world.state() == before
+    return caught.value
 
 
 def patch_for(task: dict[str, Any], operations: list[dict[str, Any]]) -> dict[str, Any]:

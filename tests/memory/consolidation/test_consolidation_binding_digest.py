@@ -4,25 +4,13 @@ of the two; the stored task decides, as it does for a verbatim binding."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
-from consolidation_world import SCENE, World, patch_for, update_scene_and_create_doctrine
+from consolidation_world import SCENE, World, patch_for, refused, update_scene_and_create_doctrine
 
 from teamlore.core import errors
 from teamlore.core.canonical import digest
-
-
-@pytest.fixture()
-def world(tmp_path: Path, home: Path) -> World:
-    return World(tmp_path, home)
-
-
-@pytest.fixture()
-def task(world: World) -> dict[str, Any]:
-    task: dict[str, Any] = world.synthesize(full=True)["task"]
-    return task
 
 
 def by_digest(patch: dict[str, Any]) -> dict[str, Any]:
@@ -30,14 +18,6 @@ def by_digest(patch: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in patch.items() if k != "binding"} | {
         "bindingDigest": digest(patch["binding"])
     }
-
-
-def refused(world: World, document: dict[str, Any]) -> errors.TeamloreError:
-    before = world.state()
-    with pytest.raises(errors.TeamloreError) as caught:
-        world.stage(document)
-    assert world.state() == before
-    return caught.value
 
 
 def test_the_task_carries_the_digest_of_its_binding(task: dict[str, Any]) -> None:

@@ -28,11 +28,6 @@ from teamlore.core import errors
 from teamlore.memory.promotion import apply as promotion
 
 
-@pytest.fixture()
-def world(tmp_path: Path, home: Path) -> World:
-    return World(tmp_path, home)
-
-
 def confirm_all(item: dict[str, Any]) -> dict[str, Any]:
     """The PrepareRequest@v1 a person's confirmation of every operation becomes."""
     return {

@@ -3,7 +3,6 @@ stable code and the state unchanged, real SIGKILLs inside the transaction."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -13,31 +12,13 @@ from consolidation_world import (
     World,
     operation,
     patch_for,
+    refused,
     scene_text,
     update_scene_and_create_doctrine,
 )
 
 from teamlore.core import errors
 from teamlore.memory.consolidation.staging import FAILPOINTS
-
-
-@pytest.fixture()
-def world(tmp_path: Path, home: Path) -> World:
-    return World(tmp_path, home)
-
-
-@pytest.fixture()
-def task(world: World) -> dict[str, Any]:
-    task: dict[str, Any] = world.synthesize(full=True)["task"]
-    return task
-
-
-def refused(world: World, document: dict[str, Any]) -> errors.TeamloreError:
-    before = world.state()
-    with pytest.raises(errors.TeamloreError) as caught:
-        world.stage(document)
-    assert world.state() == before
-    return caught.value
 
 
 def test_a_valid_patch_becomes_one_quarantined_candidate_with_an_assessment_per_operation(

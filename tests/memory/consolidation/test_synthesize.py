@@ -3,18 +3,11 @@ due gate, the pending-review block and the coverage refusal."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from consolidation_world import SCENE, World, patch_for, update_scene_and_create_doctrine
 
 from teamlore.contracts.consolidation import ConsolidationTask
 from teamlore.core import errors
-
-
-@pytest.fixture()
-def world(tmp_path: Path, home: Path) -> World:
-    return World(tmp_path, home)
 
 
 def test_full_synthesis_carries_every_approved_entry_and_the_existing_scene(world: World) -> None:
