@@ -153,6 +153,24 @@ def refused(world: World, document: dict[str, Any]) -> errors.TeamloreError:
     return caught.value
 
 
+def confirm_all(item: dict[str, Any]) -> dict[str, Any]:
+    """The PrepareRequest@v1 a person's confirmation of every operation becomes."""
+    return {
+        "format": "threadshare-memory-prepare-request@v1",
+        "kind": "consolidation",
+        "candidates": [
+            {
+                "candidateId": item["candidateId"],
+                "expectedRevision": item["revision"],
+                "statements": [
+                    {k: s[k] for k in ("statementId", "statementTextDigest", "citationsDigest")}
+                    for s in item["statements"]
+                ],
+            }
+        ],
+    }
+
+
 def patch_for(task: dict[str, Any], operations: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "format": "threadshare-memory-consolidation-patch@v1",

@@ -13,7 +13,16 @@ from typing import Any
 
 import orjson
 import pytest
-from consolidation_world import MEMORY, RECORD, SCENE, UPDATED_BODY, World, patch_for, scene_text
+from consolidation_world import (
+    MEMORY,
+    RECORD,
+    SCENE,
+    UPDATED_BODY,
+    World,
+    confirm_all,
+    patch_for,
+    scene_text,
+)
 from consolidation_world import operation as consolidation_operation
 from test_consolidation_shared_baseline import consolidate
 
@@ -52,24 +61,7 @@ def consolidation_status(world: World) -> dict[str, Any]:
 def promote(world: World) -> None:
     """review → confirm every operation → prepare → promote the consolidation awaiting review."""
     (item,) = world.op("memory.review", {"kind": "consolidation"})["items"]
-    statements = [
-        {k: s[k] for k in ("statementId", "statementTextDigest", "citationsDigest")}
-        for s in item["statements"]
-    ]
-    prepared = world.op(
-        "memory.prepare",
-        {
-            "format": "threadshare-memory-prepare-request@v1",
-            "kind": "consolidation",
-            "candidates": [
-                {
-                    "candidateId": item["candidateId"],
-                    "expectedRevision": item["revision"],
-                    "statements": statements,
-                }
-            ],
-        },
-    )
+    prepared = world.op("memory.prepare", confirm_all(item))
     assert world.op("memory.promote", {"planId": prepared["planId"]})["status"] == "applied"
 
 

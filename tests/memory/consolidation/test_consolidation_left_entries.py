@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from consolidation_world import confirm_all
 from demo_walk import EXPORT_ENTRY, LOCK_ENTRY, SCENE, KeptAside, Walk
 
 from support import git
@@ -79,22 +80,8 @@ def rewrite_the_scene(task: dict[str, Any]) -> list[dict[str, Any]]:
 def promote_the_consolidation(walk: Walk) -> None:
     code, review = walk.json("memory", "review", "--kind", "consolidation")
     (item,) = review["items"]
-    request = {
-        "format": "threadshare-memory-prepare-request@v1",
-        "kind": "consolidation",
-        "candidates": [
-            {
-                "candidateId": item["candidateId"],
-                "expectedRevision": item["revision"],
-                "statements": [
-                    {k: s[k] for k in ("statementId", "statementTextDigest", "citationsDigest")}
-                    for s in item["statements"]
-                ],
-            }
-        ],
-    }
     path = walk.root.parent / "prepare.json"
-    path.write_text(json.dumps(request))
+    path.write_text(json.dumps(confirm_all(item)))
     code, prepared = walk.json("memory", "prepare", "--request", str(path))
     assert code == 0, prepared
     code, promoted = walk.json("memory", "promote", "--plan", prepared["planId"])

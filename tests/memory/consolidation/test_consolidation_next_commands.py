@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from consolidation_world import confirm_all
 from demo_walk import LOCK_ENTRY, KeptAside, Walk
 from test_consolidation_left_entries import rewrite_the_scene, stage
 
@@ -141,25 +142,5 @@ def test_following_status_on_a_voided_consolidation_plan_gets_a_new_task(walk: W
 
 def _prepare_request(walk: Walk, item: dict[str, Any]) -> Path:
     path = walk.root.parent / "prepare.json"
-    path.write_text(
-        json.dumps(
-            {
-                "format": "threadshare-memory-prepare-request@v1",
-                "kind": "consolidation",
-                "candidates": [
-                    {
-                        "candidateId": item["candidateId"],
-                        "expectedRevision": item["revision"],
-                        "statements": [
-                            {
-                                k: s[k]
-                                for k in ("statementId", "statementTextDigest", "citationsDigest")
-                            }
-                            for s in item["statements"]
-                        ],
-                    }
-                ],
-            }
-        )
-    )
+    path.write_text(json.dumps(confirm_all(item)))
     return path

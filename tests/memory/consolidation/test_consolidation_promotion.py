@@ -18,6 +18,7 @@ from consolidation_world import (
     SCENE,
     UPDATED_BODY,
     World,
+    confirm_all,
     operation,
     patch_for,
     scene_text,
@@ -26,24 +27,6 @@ from consolidation_world import (
 
 from teamlore.core import errors
 from teamlore.memory.promotion import apply as promotion
-
-
-def confirm_all(item: dict[str, Any]) -> dict[str, Any]:
-    """The PrepareRequest@v1 a person's confirmation of every operation becomes."""
-    return {
-        "format": "threadshare-memory-prepare-request@v1",
-        "kind": "consolidation",
-        "candidates": [
-            {
-                "candidateId": item["candidateId"],
-                "expectedRevision": item["revision"],
-                "statements": [
-                    {k: s[k] for k in ("statementId", "statementTextDigest", "citationsDigest")}
-                    for s in item["statements"]
-                ],
-            }
-        ],
-    }
 
 
 def staged_and_reviewed(world: World, patch: dict[str, Any] | None = None) -> dict[str, Any]:

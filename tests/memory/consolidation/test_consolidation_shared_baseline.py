@@ -16,6 +16,7 @@ from consolidation_world import (
     RECORD,
     UPDATED_BODY,
     World,
+    confirm_all,
     operation,
     patch_for,
     scene_text,
@@ -61,23 +62,7 @@ def consolidate(world: World) -> dict[str, Any]:
     task = world.synthesize()["task"]
     world.stage(update_scene_and_create_doctrine(task))
     (item,) = world.op("memory.review", {"kind": "consolidation"})["items"]
-    prepared = world.op(
-        "memory.prepare",
-        {
-            "format": "threadshare-memory-prepare-request@v1",
-            "kind": "consolidation",
-            "candidates": [
-                {
-                    "candidateId": item["candidateId"],
-                    "expectedRevision": item["revision"],
-                    "statements": [
-                        {k: s[k] for k in ("statementId", "statementTextDigest", "citationsDigest")}
-                        for s in item["statements"]
-                    ],
-                }
-            ],
-        },
-    )
+    prepared = world.op("memory.prepare", confirm_all(item))
     assert world.op("memory.promote", {"planId": prepared["planId"]})["status"] == "applied"
     return task
 
