@@ -197,6 +197,23 @@ def unwritable(path: Path) -> Iterator[None]:
         subprocess.run(["chattr", "-i", str(path)], check=True)
 
 
+# a legacy 8-bit locale, where Python's file system encoding is latin-1
+LATIN1 = {"LANG": "en_US.ISO-8859-1", "LC_ALL": "en_US.ISO-8859-1", "PYTHONUTF8": "0"}
+
+
+def skip_without_latin1_locale() -> None:
+    """Skip the test where the machine has no en_US.ISO-8859-1 locale (Debian's locales
+    package: `localedef -i en_US -f ISO-8859-1 en_US.ISO-8859-1`)."""
+    probe = subprocess.run(
+        [sys.executable, "-c", "import sys; print(sys.getfilesystemencoding())"],
+        env=LATIN1,
+        capture_output=True,
+        text=True,
+    )
+    if probe.stdout.strip() != "iso8859-1":
+        pytest.skip("no en_US.ISO-8859-1 locale (localedef -i en_US -f ISO-8859-1 ...)")
+
+
 def git(repo: Path, *args: str) -> str:
     """Run git in `repo` with no user or system config (deterministic, hook-free)."""
     done = git_run(repo, *args)

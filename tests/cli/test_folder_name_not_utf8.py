@@ -9,17 +9,13 @@ import hashlib
 import hmac
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from sessions.records import claude_assistant, claude_record, write_jsonl
-from support import git, in_process, teamlore_cli
+from support import LATIN1, git, in_process, skip_without_latin1_locale, teamlore_cli
 from teamlore.core import keys
-
-LATIN1 = {"LANG": "en_US.ISO-8859-1", "LC_ALL": "en_US.ISO-8859-1", "PYTHONUTF8": "0"}
 
 
 @pytest.fixture()
@@ -73,14 +69,7 @@ def test_commands_in_a_folder_named_in_latin1(latin1_project: Path, tmp_path: Pa
 
 
 def test_a_latin1_folder_in_a_latin1_locale(latin1_project: Path) -> None:
-    probe = subprocess.run(
-        [sys.executable, "-c", "import sys; print(sys.getfilesystemencoding())"],
-        env=LATIN1,
-        capture_output=True,
-        text=True,
-    )
-    if probe.stdout.strip() != "iso8859-1":
-        pytest.skip("no en_US.ISO-8859-1 locale (localedef -i en_US -f ISO-8859-1 ...)")
+    skip_without_latin1_locale()
     refused = teamlore_cli("sync", "--repository", ".", cwd=latin1_project, env=LATIN1)
     assert (refused.returncode, "PATH_NOT_UTF8" in refused.stderr) == (1, True), refused.stderr
     made = teamlore_cli("memory", "init", cwd=latin1_project, env=LATIN1)

@@ -14,24 +14,16 @@ from typing import Any
 
 import pytest
 
-from support import teamlore_cli
+from support import LATIN1, skip_without_latin1_locale, teamlore_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 
-LATIN1 = {"LANG": "en_US.ISO-8859-1", "LC_ALL": "en_US.ISO-8859-1"}
 ASCII_NO_UTF8_MODE = {"LC_ALL": "C", "PYTHONUTF8": "0"}
 
 
 @pytest.fixture(scope="module")
 def latin1_locale() -> None:
-    probe = subprocess.run(
-        [sys.executable, "-c", "import sys; print(sys.getfilesystemencoding())"],
-        env=LATIN1,
-        capture_output=True,
-        text=True,
-    )
-    if probe.stdout.strip() != "iso8859-1":
-        pytest.skip("no en_US.ISO-8859-1 locale (localedef -i en_US -f ISO-8859-1 ...)")
+    skip_without_latin1_locale()
 
 
 @pytest.fixture()
