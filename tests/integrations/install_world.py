@@ -31,6 +31,27 @@ CLAUDE_JSON = '{\n  "numStartups": 3,\n  "mcpServers": {\n    "other": {"command
 CLAUDE_SETTINGS = '{\n  "theme": "dark",\n  "hooks": {\n    "Stop": []\n  }\n}\n'
 
 
+def user_env(tmp_path: Path, clients: dict[str, str]) -> dict[str, str]:
+    """The environment of a user whose HOME and teamlore state are under `tmp_path`, with only
+    `clients` (name: the `--version` line it prints) on PATH besides the system's."""
+    bin_dir = tmp_path / "clients"
+    bin_dir.mkdir()
+    for name, version in clients.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\necho '{version}'\n")
+        (bin_dir / name).chmod(0o755)
+    home = tmp_path / "home"
+    env = {
+        "HOME": str(home),
+        "PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin",
+        "TEAMLORE_HOME": str(tmp_path / "state"),
+    }
+    if "claude" in clients:
+        env["CLAUDE_CONFIG_DIR"] = str(home / ".claude")
+    if "codex" in clients:
+        env["CODEX_HOME"] = str(home / ".codex")
+    return env
+
+
 def op(name: str, cwd: Path, **payload: Any) -> dict[str, Any]:
     return run_operation(name, OpContext(cwd=cwd), payload)
 

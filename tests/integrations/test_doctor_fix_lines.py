@@ -11,6 +11,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from install_world import user_env
 
 from support import in_process
 from teamlore import __version__
@@ -20,19 +21,7 @@ from teamlore.integrations.manifest import load_manifest
 
 @pytest.fixture()
 def user(tmp_path: Path) -> dict[str, str]:
-    bin_dir = tmp_path / "clients"
-    bin_dir.mkdir()
-    for name, version in (("claude", "2.1.332 (Claude Code)"), ("codex", "codex-cli 0.171.0")):
-        (bin_dir / name).write_text(f"#!/bin/sh\necho '{version}'\n")
-        (bin_dir / name).chmod(0o755)
-    home = tmp_path / "home"
-    return {
-        "HOME": str(home),
-        "PATH": f"{bin_dir}:/usr/bin:/bin",
-        "TEAMLORE_HOME": str(tmp_path / "state"),
-        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
-        "CODEX_HOME": str(home / ".codex"),
-    }
+    return user_env(tmp_path, {"claude": "2.1.332 (Claude Code)", "codex": "codex-cli 0.171.0"})
 
 
 def _entry_checks(user: dict[str, str], client: str) -> list[doctor_checks.Check]:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from install_world import user_env
 
 from support import in_process
 from teamlore.integrations import doctor as doctor_checks
@@ -38,17 +39,7 @@ def moved_venv(tmp_path: Path) -> Path:
 
 @pytest.fixture()
 def user(tmp_path: Path) -> dict[str, str]:
-    bin_dir = tmp_path / "clients"
-    bin_dir.mkdir()
-    (bin_dir / "claude").write_text("#!/bin/sh\necho '2.1.332 (Claude Code)'\n")
-    (bin_dir / "claude").chmod(0o755)
-    home = tmp_path / "home"
-    return {
-        "HOME": str(home),
-        "PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin",
-        "TEAMLORE_HOME": str(tmp_path / "state"),
-        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
-    }
+    return user_env(tmp_path, {"claude": "2.1.332 (Claude Code)"})
 
 
 def _session_start_command(user: dict[str, str]) -> str:
