@@ -93,7 +93,7 @@ def teamlore_cli(
     """Run the real `teamlore` console entry point in a subprocess."""
     full_env = {**os.environ, **(env or {})}
     exe = shutil.which("teamlore", path=str(Path(sys.executable).parent))
-    cmd = [exe] if exe else [sys.executable, "-m", "teamlore.cli.main"]
+    cmd = [exe] if exe else [sys.executable, "-m", "teamlore"]
     return subprocess.run(
         [*cmd, *args],
         cwd=cwd,
@@ -409,7 +409,7 @@ def teamlore_in_pty(
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # a background test run's children ignore it
 
     exe = shutil.which("teamlore", path=str(Path(sys.executable).parent))
-    cmd = [exe] if exe else [sys.executable, "-m", "teamlore.cli.main"]
+    cmd = [exe] if exe else [sys.executable, "-m", "teamlore"]
     primary, secondary = pty.openpty()
     proc = subprocess.Popen(
         [*cmd, *args],

@@ -700,3 +700,29 @@ def test_read_commands_skip_their_derived_writes_when_the_disk_fills_under_an_op
         assert held.execute("SELECT count(*) FROM lint_results").fetchone()[0] == 0
     finally:
         held.close()
+
+
+def test_python_m_teamlore_is_the_teamlore_command(sources: Path) -> None:
+    """Where the scripts folder is not on PATH, `python -m teamlore` runs the same command: the
+    same answer, the same refusal, and its usage names how it was started."""
+    sync_json(sources)
+    listing = ("sessions", "list", "--format", "json")
+    expected = teamlore_cli(*listing).stdout
+    assert json.loads(expected)["sessions"]
+    assert _as_module(*listing) == (0, expected, "")
+    code, _, stderr = _as_module("no-such-command")
+    assert (code, stderr.startswith("error USAGE: python -m teamlore: ")) == (2, True), stderr
+    # a legacy locale starts the process again in UTF-8 mode: as `python -m teamlore` again
+    legacy = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
+    assert _as_module(*listing, env=legacy) == (0, expected, "")
+
+
+def _as_module(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "teamlore", *args],
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return done.returncode, done.stdout, done.stderr
