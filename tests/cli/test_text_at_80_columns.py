@@ -255,6 +255,26 @@ def test_org_sync_says_in_words_what_it_added_changed_and_deleted(repo: Path, ho
     )
 
 
+def test_org_add_says_what_it_added_within_80_columns(tmp_path: Path, home: Path) -> None:
+    """`Added shop-frontend-service (github.com/…) to the org index, embedded (…).` ran to 138
+    columns on one line."""
+    clone = tmp_path / "shop-frontend-service"
+    clone.mkdir()
+    git(clone, "init", "-q")
+    git(clone, "remote", "add", "origin", "git@github.com:acme-corp/shop-frontend-service.git")
+    assert teamlore_cli("memory", "init", cwd=clone).returncode == 0
+    git(clone, "add", "-A")
+    git(clone, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "memory")
+    done = teamlore_cli("org", "add", str(clone), env=AT_80)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert max(map(len, lines)) <= 80, lines
+    assert " ".join(line.strip() for line in lines).startswith(
+        "Added shop-frontend-service (github.com/acme-corp/shop-frontend-service) to the org"
+        " index, embedded ("
+    )
+
+
 def test_status_says_a_source_folder_it_marks_with_a_cross_is_not_there(
     tmp_path: Path, home: Path
 ) -> None:

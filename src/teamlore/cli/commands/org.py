@@ -76,8 +76,8 @@ def _one_line(text: str) -> str:
 
 def _render_add(result: dict[str, Any]) -> None:
     remote = f" ({result['remote']})" if result["remote"] else ""
-    say(f"Added {result['repository']}{remote} to the org index, {result['index']}.")
-    say("Run `teamlore org sync` to index its committed memory.")
+    say_wrapped(f"Added {result['repository']}{remote} to the org index, {result['index']}.")
+    say_wrapped("Run `teamlore org sync` to index its committed memory.")
 
 
 @org_app.command("add")
@@ -173,7 +173,7 @@ def _render_sync(result: dict[str, Any]) -> None:
     """The sync's last lines (each repository's were said as it was synced: `_say_now`)."""
     if not result["repositories"]:
         say("No repository in the org index yet: add one with `teamlore org add CLONE`.")
-    say(f"Index generation {result['generation']}, {result['index']}.")
+    say_wrapped(f"Index generation {result['generation']}, {result['index']}.")
     left = [r["repository"] for r in result["repositories"] if r["outcome"] in NOT_SYNCED]
     if left:
         say(styled(f"Not synced: {', '.join(left)} (see above); exit 1.", "yellow"))
