@@ -100,7 +100,9 @@ def remove(
     """Remove a repository and its documents from the org index."""
 
     def render(result: dict[str, Any]) -> None:
-        say(f"Removed {result['repository']} ({counted(result['documentsRemoved'], 'document')}).")
+        say_wrapped(
+            f"Removed {result['repository']} ({counted(result['documentsRemoved'], 'document')})."
+        )
 
     _run("org.remove", {"name": name}, fmt, render, database)
 
@@ -219,12 +221,12 @@ def _say_synced(repo: dict[str, Any]) -> None:
     )
     if repo.get("remoteChanged"):
         was = repo["previousRemote"] or "none"
-        say(f"    remote now {repo['remote'] or 'none'} (was {was})")
+        say_wrapped(f"remote now {repo['remote'] or 'none'} (was {was})", 6, lead="    ")
     if repo.get("replacedCommit"):
         was, now = repo["replacedCommit"][:12], (repo.get("commit") or "")[:12]
         say(f"    {was} is no longer in HEAD's history; now at {now} (HEAD)")
     if repo.get("problem"):
-        say(f"    {_one_line(repo['problem'])}")
+        say_wrapped(_one_line(repo["problem"]), 6, lead="    ")
     if outcome == "skipped" and repo.get("headCommit"):
         held = (repo.get("commit") or "")[:12]
         kept = f"the index keeps {held}" if held else "nothing of it is indexed yet"

@@ -99,7 +99,7 @@ def _render_sync(result: dict[str, Any]) -> None:
         if not source["exists"] and not source["unreadable"]:  # unreadable: a diagnostic
             say(styled(f"no {source['provider']} sessions at {source['path']}", "dim"))
     if result.get("damagedIndexKept"):
-        say(f"The damaged index was set aside, not deleted: {result['damagedIndexKept']}.")
+        say_wrapped(f"The damaged index was set aside, not deleted: {result['damagedIndexKept']}.")
     for name in result.get("restoredRepositories") or []:
         say("Registered repository ", styled(name, "bold"), " again, from config.toml.")
     if result.get("repository"):
