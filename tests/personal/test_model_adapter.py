@@ -13,6 +13,7 @@ from teamlore.models.base import ModelError
 from teamlore.models.openai_compat import OpenAICompatClient, RetryPolicy
 from teamlore.personal.model_adapter import WriterModelAdapter
 from teamlore.personal.model_port import PERMANENT_MODEL_CODES, DecisionModel, WriterRequest
+from teamlore.personal.writer import lease_renewal_cap
 
 SCHEMA = {
     "type": "object",
@@ -124,6 +125,8 @@ def test_a_calls_limit_follows_the_profiles_timeout_and_retries() -> None:
         timeout_s=900,
         retry=RetryPolicy(max_retries=1, max_retry_after_s=30.0),
     )
-    limit = WriterModelAdapter(client).call_limit_s
+    adapter = WriterModelAdapter(client)
+    limit = adapter.call_limit_s
     assert limit == 2 * (2 * 900 + 30.0)
-    assert limit > 800
+    assert lease_renewal_cap(adapter, lease_seconds=60) == limit + 60 > 800  # what the Writer uses
+    assert lease_renewal_cap(object(), lease_seconds=60) == 600 + 60  # a model stating no limit

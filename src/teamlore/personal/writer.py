@@ -146,6 +146,14 @@ def run_writer(
 _HANGING_CALL_SECONDS = 600.0
 
 
+def lease_renewal_cap(model: object, lease_seconds: float) -> float:
+    """How long the lease heartbeat renews a job's lease while one model call runs: the model's
+    own limit for a call (`WriterModelAdapter.call_limit_s`: from its profile's timeout and
+    retries) when it states one, else `_HANGING_CALL_SECONDS`; then one lease more."""
+    limit = getattr(model, "call_limit_s", None) or _HANGING_CALL_SECONDS
+    return float(limit) + lease_seconds
+
+
 class _Run:
     def __init__(
         self,
@@ -215,8 +223,7 @@ class _Run:
         client's timeout is per read, not for the whole answer) is renewed for at most its
         model's `call_limit_s`, then the lease runs out as a killed Writer's would."""
         lease = self.settings.queue.lease_seconds
-        limit = getattr(self.model, "call_limit_s", None) or _HANGING_CALL_SECONDS
-        longest = float(limit) + lease
+        longest = lease_renewal_cap(self.model, lease)
         started = time.monotonic()
         stop = threading.Event()
 
