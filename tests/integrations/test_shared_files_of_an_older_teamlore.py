@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from install_world import CODEX_CONFIG
 
-from support import git, teamlore_cli
+from support import git, in_process, teamlore_cli
 from teamlore.integrations.manifest import backup_name, installation_key
 
 CONFIGS = {"claude": Path(".claude") / "settings.json", "codex": Path(".codex") / "config.toml"}
@@ -31,7 +31,9 @@ EDITS: dict[str, Callable[[bytes], bytes]] = {
 
 
 def teamlore(home: Path, *args: str) -> None:
-    done = teamlore_cli(*args, cwd=home)
+    """`teamlore ARGS` run to its end from `home`, in process (`in_process`): what it does to
+    the files is the subject; the kills at failpoints below are real processes."""
+    done = in_process(*args, cwd=home)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
