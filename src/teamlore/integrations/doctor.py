@@ -569,12 +569,15 @@ def _run_hook(
     )
 
 
+# the budget written in a hook's command: up to a space, a quote or a `;` (`sh -c "…=0.5 …"`,
+# `export …=0.5; teamlore hook …`)
+_BUDGET_IN_COMMAND = re.compile(rf"(?<![\w-]){HOOK_BUDGET_ENV}=([^\s\"';]*)")
+
+
 def _hook_budget(command: str) -> str:
     """The `TEAMLORE_HOOK_BUDGET` the hook runs with: set in its command, or inherited (s)."""
-    for word in command.split():
-        if word.startswith(f"{HOOK_BUDGET_ENV}="):
-            return word.partition("=")[2]
-    return os.environ.get(HOOK_BUDGET_ENV, DEFAULT_HOOK_BUDGET)
+    written = _BUDGET_IN_COMMAND.search(command)
+    return written[1] if written else os.environ.get(HOOK_BUDGET_ENV, DEFAULT_HOOK_BUDGET)
 
 
 def _quiet_hook_check(name: str, command: str, payload: str, cwd: Path, timeout: float) -> Check:
@@ -584,11 +587,7 @@ def _quiet_hook_check(name: str, command: str, payload: str, cwd: Path, timeout:
     generous = {**os.environ, HOOK_BUDGET_ENV: str(GENEROUS_HOOK_BUDGET)}
     # a budget written in the command (`TEAMLORE_HOOK_BUDGET=0.5 teamlore hook …`) beats the
     # environment's: the second run gets the generous one there too
-    given = re.sub(
-        rf"(?<![\w-]){HOOK_BUDGET_ENV}=[^\s\"';]*",
-        f"{HOOK_BUDGET_ENV}={GENEROUS_HOOK_BUDGET}",
-        command,
-    )
+    given = _BUDGET_IN_COMMAND.sub(f"{HOOK_BUDGET_ENV}={GENEROUS_HOOK_BUDGET}", command)
     started = time.monotonic()
     try:
         again = _run_hook(given, payload, cwd, timeout + GENEROUS_HOOK_BUDGET, generous)
