@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from install_world import user_env
@@ -67,33 +68,28 @@ def test_a_codex_server_whose_python_is_gone_says_codex_starts_no_session(
 
 
 # the personal server of an older teamlore: this one, naming another version as it starts
-OLDER_TEAMLORE = (
-    "import runpy, teamlore; teamlore.__version__ = '0.1.0';"
-    " runpy.run_module('teamlore.cli.main', run_name='__main__')"
-)
+def _teamlore_server(version: str, tmp_path: Path) -> dict[str, Any]:
+    """The personal server as a client starts it, from an installation of teamlore `version`."""
+    another = (
+        f"import runpy, teamlore; teamlore.__version__ = {version!r};"
+        " runpy.run_module('teamlore.cli.main', run_name='__main__')"
+    )
+    return {
+        "name": "teamlore_personal",
+        "command": sys.executable,
+        "args": ["-c", another, "mcp", "--capability", "read", "--client-id", "claude", "--global"],
+        "env": {"TEAMLORE_HOME": str(tmp_path / "state")},
+    }
 
 
 def test_a_server_that_starts_an_older_teamlore_is_a_warning_with_the_install(
     tmp_path: Path,
 ) -> None:
-    server = {
-        "name": "teamlore_personal",
-        "command": sys.executable,
-        "args": [
-            "-c",
-            OLDER_TEAMLORE,
-            "mcp",
-            "--capability",
-            "read",
-            "--client-id",
-            "claude",
-            "--global",
-        ],
-        "env": {"TEAMLORE_HOME": str(tmp_path / "state")},
-    }
     again = "teamlore install --client claude --scope user --team"
 
-    check = doctor_checks.server_check("claude", server, tmp_path, again=again)
+    check = doctor_checks.server_check(
+        "claude", _teamlore_server("0.1.0", tmp_path), tmp_path, again=again
+    )
 
     assert check.status == "warn", check
     assert check.message == (
@@ -101,3 +97,32 @@ def test_a_server_that_starts_an_older_teamlore_is_a_warning_with_the_install(
         f" `{sys.executable}` is another installation"
     )
     assert check.fix == f"{again} (points it at this teamlore)"
+
+
+def test_a_server_that_starts_a_newer_teamlore_says_to_upgrade_this_one(tmp_path: Path) -> None:
+    """It said to point the client at this teamlore, or to upgrade the newer one on PATH."""
+    again = "teamlore install --client claude --scope user --team"
+
+    check = doctor_checks.server_check(
+        "claude", _teamlore_server("9.0.0", tmp_path), tmp_path, again=again
+    )
+
+    assert check.status == "warn", check
+    assert check.message == (
+        f"teamlore_personal starts teamlore 9.0.0, newer than this teamlore ({__version__}):"
+        f" `{sys.executable}` is another installation"
+    )
+    assert check.fix == "upgrade this teamlore, or run the newer one's own `teamlore doctor`"
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("0.1.0", "0.2.0.dev0"),
+        ("0.2.0.dev0", "0.2.0.dev1"),
+        ("0.2.0.dev9", "0.2.0"),
+        ("0.9.0", "0.10.0"),
+    ],
+)
+def test_teamlore_versions_are_ordered_as_released(older: str, newer: str) -> None:
+    assert doctor_checks._release_order(older) < doctor_checks._release_order(newer)

@@ -471,16 +471,7 @@ def server_check(
             f"{again} (points it at this teamlore)",
         )
     if version != __version__:  # another install, as a client starts it (an older venv's)
-        on_path = os.sep not in str(server["command"])  # a project's entry: `teamlore` on PATH
-        return Check(
-            name,
-            "warn",
-            f"{server['name']} starts teamlore {version}, not this teamlore ({__version__}):"
-            f" `{server['command']}` is another installation",
-            "upgrade the teamlore on PATH, or put this one's bin folder ahead of it"
-            if on_path
-            else f"{again} (points it at this teamlore)",
-        )
+        return _another_installation(name, server, str(version), again)
     return Check(
         name,
         "ok",
@@ -567,6 +558,38 @@ def _run_hook(
         cwd=cwd,
         env=env,
     )
+
+
+def _another_installation(name: str, server: dict[str, Any], version: str, again: str) -> Check:
+    """A server that starts another teamlore than this one: point the client at this one when
+    that one is older; when it is newer, this teamlore (the one doctor runs) is the one to
+    upgrade."""
+    if _release_order(version) > _release_order(__version__):
+        return Check(
+            name,
+            "warn",
+            f"{server['name']} starts teamlore {version}, newer than this teamlore"
+            f" ({__version__}): `{server['command']}` is another installation",
+            "upgrade this teamlore, or run the newer one's own `teamlore doctor`",
+        )
+    on_path = os.sep not in str(server["command"])  # a project's entry: `teamlore` on PATH
+    return Check(
+        name,
+        "warn",
+        f"{server['name']} starts teamlore {version}, not this teamlore ({__version__}):"
+        f" `{server['command']}` is another installation",
+        "upgrade the teamlore on PATH, or put this one's bin folder ahead of it"
+        if on_path
+        else f"{again} (points it at this teamlore)",
+    )
+
+
+def _release_order(version: str) -> tuple[tuple[int, ...], bool, int]:
+    """teamlore's own versions (`0.2.0`, `0.2.0.dev3`) in release order: a development
+    release before its release. A version that names no number sorts first."""
+    release, dev, number = version.partition(".dev")
+    parts = tuple(int(p) for p in re.findall(r"[0-9]+", release))
+    return parts, not dev, int(number) if number.isdigit() else 0
 
 
 # the budget written in a hook's command: up to a space, a quote or a `;` (`sh -c "…=0.5 …"`,
