@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from support import git, teamlore_cli
+from support import git, in_process
 
 
 @pytest.fixture()
@@ -36,7 +36,7 @@ def user(tmp_path: Path) -> dict[str, str]:
 
 
 def doctor(env: dict[str, str], *args: str) -> tuple[int, dict[str, Any]]:
-    done = teamlore_cli("doctor", *args, "--format", "json", env=env)
+    done = in_process("doctor", *args, "--format", "json", env=env)
     return done.returncode, json.loads(done.stdout)
 
 
@@ -48,7 +48,7 @@ def by_check(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 
 def test_after_install_every_client_check_is_ok(user: dict[str, str], tmp_path: Path) -> None:
-    assert teamlore_cli("install", "--client", "codex", env=user).returncode == 0
+    assert in_process("install", "--client", "codex", env=user).returncode == 0
     code, report = doctor(user, "--client", "codex")
     checks = by_check(report)
     assert code == 0 and report["counts"]["fail"] == 0
@@ -57,14 +57,14 @@ def test_after_install_every_client_check_is_ok(user: dict[str, str], tmp_path: 
     assert "lists 2 tools" in checks["codex.server"][0]["message"]
     assert all(c["status"] == "ok" for c in checks["codex.hook"])
     assert checks["state.permissions"][0]["status"] == "ok"
-    text = teamlore_cli("doctor", "--client", "codex", env=user)
+    text = in_process("doctor", "--client", "codex", env=user)
     assert text.returncode == 0 and "ok   codex.server" in text.stdout
 
 
 def test_a_broken_server_a_removed_hook_and_loose_permissions_fail_with_fixes(
     user: dict[str, str],
 ) -> None:
-    assert teamlore_cli("install", "--client", "claude", env=user).returncode == 0
+    assert in_process("install", "--client", "claude", env=user).returncode == 0
     servers_file = Path(user["CLAUDE_CONFIG_DIR"]) / ".claude.json"
     config = json.loads(servers_file.read_text())
     config["mcpServers"]["teamlore"]["args"] = [
@@ -105,13 +105,13 @@ def test_a_server_older_than_the_state_dir_fails_with_the_install_that_mends_it(
     repo.mkdir()
     git(repo, "init", "-q")
     for step in ("init", "status"):  # status makes the state database
-        assert teamlore_cli("memory", step, cwd=repo, env=user).returncode == 0
-    assert teamlore_cli("install", "--client", "codex", env=user).returncode == 0
+        assert in_process("memory", step, cwd=repo, env=user).returncode == 0
+    assert in_process("install", "--client", "codex", env=user).returncode == 0
     with sqlite3.connect(Path(user["TEAMLORE_HOME"]) / "memory-state.sqlite3") as db:
         (known,) = db.execute("PRAGMA user_version").fetchone()
         db.execute(f"PRAGMA user_version = {known + 1}")
 
-    done = teamlore_cli("doctor", "--client", "codex", "--format", "json", cwd=repo, env=user)
+    done = in_process("doctor", "--client", "codex", "--format", "json", cwd=repo, env=user)
 
     team = by_check(json.loads(done.stdout))["codex.server"][0]
     assert done.returncode == 1
@@ -152,7 +152,7 @@ def test_a_client_that_is_not_used_is_not_a_failure(user: dict[str, str], tmp_pa
     codex_only.mkdir()
     (codex_only / "codex").symlink_to(tmp_path / "bin" / "codex")
     env = {**user, "PATH": f"{codex_only}{os.pathsep}/usr/bin:/bin"}
-    assert teamlore_cli("install", "--client", "codex", env=env).returncode == 0
+    assert in_process("install", "--client", "codex", env=env).returncode == 0
 
     code, report = doctor(env)
     checks = by_check(report)
@@ -225,7 +225,7 @@ def test_a_secret_typed_into_a_personal_document_is_named_by_file_and_line_not_q
 
 def test_a_state_dir_under_the_home_is_named_from_the_tilde(user: dict[str, str]) -> None:
     mine = {**user, "TEAMLORE_HOME": str(Path(user["HOME"]) / ".state")}
-    assert teamlore_cli("sync", env=mine).returncode == 0
+    assert in_process("sync", env=mine).returncode == 0
     _, report = doctor(mine, "--client", "codex")
     assert by_check(report)["state.permissions"][0]["message"] == "~/.state is private (0700/0600)"
 
@@ -295,7 +295,7 @@ def test_the_text_report_fits_80_columns_and_says_every_word(user: dict[str, str
     env = {**user, "HOME": str(state.parent), "COLUMNS": "80"}  # paths shown as ~/state/…
     message = by_check(doctor(env)[1])["config"][0]["message"]
     assert len(message) > 80
-    text = teamlore_cli("doctor", env=env).stdout.splitlines()
+    text = in_process("doctor", env=env).stdout.splitlines()
     assert max(len(line) for line in text) <= 80
     [start] = [i for i, line in enumerate(text) if line.startswith("fail config ")]
     end = next(i for i, line in enumerate(text) if i > start and "fix: " in line)
@@ -306,7 +306,7 @@ def test_the_text_report_fits_80_columns_and_says_every_word(user: dict[str, str
 def test_a_damaged_intent_record_does_not_hide_what_the_manifest_says_is_installed(
     user: dict[str, str],
 ) -> None:
-    assert teamlore_cli("install", "--client", "codex", env=user).returncode == 0
+    assert in_process("install", "--client", "codex", env=user).returncode == 0
     intent = Path(user["TEAMLORE_HOME"]) / "integrations" / "intent.json"
     intent.write_text('{"operation": "ins')
     intent.chmod(0o600)
@@ -329,7 +329,7 @@ def test_the_repositories_check_counts_what_repo_list_lists(
     shop.mkdir()
     git(shop, "init", "-q")
     git(shop, "commit", "-q", "--allow-empty", "-m", "first")
-    assert teamlore_cli("sync", "--repository", str(shop), env=user).returncode == 0
+    assert in_process("sync", "--repository", str(shop), env=user).returncode == 0
     assert by_check(doctor(user)[1])["repositories"][0] == {
         "check": "repositories",
         "status": "ok",
@@ -337,7 +337,7 @@ def test_the_repositories_check_counts_what_repo_list_lists(
     }
     config = Path(user["TEAMLORE_HOME"]) / "config.toml"
     config.write_text('[embeddings]\nbackend = "off"\n')  # written anew, the registration lost
-    listed = json.loads(teamlore_cli("repo", "list", "--format", "json", env=user).stdout)
+    listed = json.loads(in_process("repo", "list", "--format", "json", env=user).stdout)
     assert [r["name"] for r in listed["repositories"]] == ["shop"]
     (check,) = by_check(doctor(user)[1])["repositories"]
     assert check["status"] == "warn"
@@ -347,7 +347,7 @@ def test_the_repositories_check_counts_what_repo_list_lists(
     )
     assert check["fix"] == "`teamlore sync --repository PATH` for it"
 
-    assert teamlore_cli("sync", "--repository", str(shop), env=user).returncode == 0
+    assert in_process("sync", "--repository", str(shop), env=user).returncode == 0
     assert by_check(doctor(user)[1])["repositories"][0]["status"] == "ok"
     os.rename(shop, tmp_path / "moved")
     (check,) = by_check(doctor(user)[1])["repositories"]
