@@ -74,3 +74,20 @@ def test_a_latin1_folder_in_a_latin1_locale(latin1_project: Path) -> None:
     assert (refused.returncode, "PATH_NOT_UTF8" in refused.stderr) == (1, True), refused.stderr
     made = teamlore_cli("memory", "init", cwd=latin1_project, env=LATIN1)
     assert made.returncode == 0 and "lat\\xf3n" in made.stdout, made.stderr
+
+
+def test_recall_in_a_latin1_folder_says_what_sync_would(latin1_project: Path) -> None:
+    """It advised `teamlore sync --repository .`, which refuses such a folder."""
+    done = in_process(
+        "memory",
+        "recall",
+        "--since",
+        "2026-01-01",
+        "--until",
+        "2026-02-01",
+        "--format",
+        "json",
+        cwd=latin1_project,
+    )
+    assert done.returncode == 1, done.stdout
+    assert json.loads(done.stdout)["error"]["code"] == "PATH_NOT_UTF8", done.stdout

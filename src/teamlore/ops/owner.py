@@ -36,6 +36,7 @@ from teamlore.repo.binding import (
     is_within,
     list_repositories,
     normalize_posix,
+    refuse_path_not_utf8,
     resolve_repository,
 )
 
@@ -135,6 +136,7 @@ def resolve_owner(
             raise
         return _registered_below(ctx, index, exc)
     if registered and not _is_registered(identity, index):
+        refuse_path_not_utf8(identity)  # `sync --repository .` would refuse it so
         raise errors.TeamloreError(
             errors.REPOSITORY_NOT_REGISTERED,
             "this worktree is not registered; run `teamlore sync --repository .`",

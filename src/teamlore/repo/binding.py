@@ -132,7 +132,7 @@ def register_repository(
 ) -> RepositoryIdentity:
     """Resolve `path` and upsert its worktree into `repositories` (idempotent)."""
     identity = resolve_repository(path, home=home)
-    _refuse_undecodable(identity)
+    refuse_path_not_utf8(identity)
     row = tables.WorktreeRow(
         identity.repository_key,
         identity.worktree_key,
@@ -144,7 +144,7 @@ def register_repository(
     return identity
 
 
-def _refuse_undecodable(identity: RepositoryIdentity) -> None:
+def refuse_path_not_utf8(identity: RepositoryIdentity) -> None:
     """PATH_NOT_UTF8 for a repository whose path is not UTF-8 (`lat\\xf3n`, made under a
     latin-1 locale): the index stores paths as UTF-8 text, which cannot hold such a name."""
     for path in (identity.worktree_root, identity.git_common_dir):
