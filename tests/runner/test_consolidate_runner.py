@@ -78,6 +78,17 @@ def test_a_runner_answer_with_another_tasks_binding_digest_is_invalid() -> None:
             assert parse_answer("consolidation", text, task) == answer | {"binding": staged}
 
 
+def test_a_runner_answer_with_both_binding_and_its_digest_is_invalid() -> None:
+    """The prompt asks for one of them; the answer was refused with the stage's code."""
+    task = {"taskId": "consolidate-1", "binding": {"entryRevisions": []}}
+    answer = {"format": CONSOLIDATION_PATCH_FORMAT, "taskId": "consolidate-1", "operations": []}
+    both = answer | {"binding": task["binding"], "bindingDigest": digest(task["binding"])}
+    with pytest.raises(errors.TeamloreError) as caught:
+        parse_answer("consolidation", orjson.dumps(both).decode(), task)
+    assert caught.value.code == "RUNNER_OUTPUT_INVALID"
+    assert caught.value.details["reason"] == "binding-and-digest"
+
+
 def test_a_tree_that_changed_after_the_plan_voids_it(world: ConsolidationWorld) -> None:
     world.op("memory.reverify_runner", {"runner": "claude"})
     (plan,) = world.op("memory.consolidate_preview", {"runner": "claude"})["plans"]

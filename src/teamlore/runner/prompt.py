@@ -94,7 +94,13 @@ def parse_answer(kind: TaskKind, text: str, task: dict[str, Any]) -> dict[str, A
             f"the runner's answer is not {expected}",
             reason="wrong-format",
         )
-    if kind == "consolidation" and "bindingDigest" in document and "binding" not in document:
+    if kind == "consolidation" and "bindingDigest" in document:
+        if "binding" in document:  # the stage refuses it too, in its own words
+            raise errors.TeamloreError(
+                errors.RUNNER_OUTPUT_INVALID,
+                "the runner's answer echoes both binding and bindingDigest; the task asks for one",
+                reason="binding-and-digest",
+            )
         _binding_for_its_digest(document, task)
     for key in ("taskId", "binding"):
         if key not in document:
