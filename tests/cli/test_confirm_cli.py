@@ -16,6 +16,7 @@ from support import (
     draft_batch,
     fill_to_the_last_byte,
     git,
+    in_process,
     release_repository,
     store_all,
     teamlore_cli,
@@ -63,7 +64,7 @@ def test_confirm_without_a_terminal_names_the_review_page(quarantined: Path) -> 
 
 
 def test_yes_confirms_only_candidates_made_of_typed_facts(quarantined: Path) -> None:
-    proc = teamlore_cli("memory", "confirm", "--yes", cwd=quarantined)
+    proc = in_process("memory", "confirm", "--yes", cwd=quarantined)
     assert proc.returncode == 0, proc.stderr
     assert "no plan recorded" in proc.stdout
     assert "1 statement (s1) needs a person" in " ".join(proc.stderr.split())
@@ -88,7 +89,7 @@ def test_a_person_is_asked_only_after_every_line_promotion_writes(repo: Path) ->
     steps = "\n".join(f"{n}. Check release step {n} before pushing a tag." for n in range(1, 70))
     batch["candidates"][0]["content"] = f"Release checklist:\n{steps}\nLast: push the v tag."
     op("memory.stage", repo, store_all(op("memory.stage", repo, batch)["adjudicationTask"]))
-    reviewed = teamlore_cli("memory", "review", "--format", "json", cwd=repo)
+    reviewed = in_process("memory", "review", "--format", "json", cwd=repo)
     (file,) = json.loads(reviewed.stdout)["items"][0]["files"]
     written = file["diff"].removesuffix("\n").split("\n")
     assert len(written) > 80
@@ -103,7 +104,7 @@ def test_a_person_is_asked_only_after_every_line_promotion_writes(repo: Path) ->
 def test_d_discards_the_candidate(quarantined: Path) -> None:
     code, printed = teamlore_in_pty("memory", "confirm", answers=["d"], cwd=quarantined)
     assert code == 0 and "Discarded extract-" in printed, printed
-    proc = teamlore_cli("memory", "review", "--format", "json", cwd=quarantined)
+    proc = in_process("memory", "review", "--format", "json", cwd=quarantined)
     assert json.loads(proc.stdout)["items"] == []
 
 
@@ -126,7 +127,7 @@ def test_ctrl_c_or_ctrl_d_at_the_question_stops_as_an_interrupted_command(
     assert " ".join(printed.split()).endswith(
         "Is statement s1 true? [y/d/q/N]: Stopped: nothing confirmed or discarded, no plan made."
     ), printed[-200:]
-    proc = teamlore_cli("memory", "review", "--format", "json", cwd=quarantined)
+    proc = in_process("memory", "review", "--format", "json", cwd=quarantined)
     assert len(json.loads(proc.stdout)["items"]) == 1  # still waiting for review
 
 
@@ -149,13 +150,13 @@ def test_a_person_names_a_candidate_as_review_shows_it(repo: Path, home: Path) -
     staged = op("memory.stage", repo, batch)
     op("memory.stage", repo, store_all(staged["adjudicationTask"]))
     first_id, second_id = sorted(c["candidateId"] for c in staged["candidates"])
-    shown = teamlore_cli("memory", "review", cwd=repo).stdout
+    shown = in_process("memory", "review", cwd=repo).stdout
     short = re.findall(r"^Candidate (\S+) \(revision", shown, re.MULTILINE)
     assert sorted(short) == [first_id[:20] + "-c1", second_id[:20] + "-c2"]  # 12 hex of 64
     whole_task = first_id[:20]  # names both candidates: refused, nothing discarded
-    proc = teamlore_cli("memory", "discard", "--candidate", whole_task, cwd=repo)
+    proc = in_process("memory", "discard", "--candidate", whole_task, cwd=repo)
     assert proc.returncode == 2 and "names 2 candidates" in proc.stderr, proc.stderr
-    proc = teamlore_cli(
+    proc = in_process(
         "memory", "discard", "--candidate", f"{first_id[:16]}-c2", "--reason", "x", cwd=repo
     )
     assert proc.returncode == 0 and f"Discarded {second_id[:20]}-c2" in proc.stdout, proc.stderr
@@ -174,17 +175,17 @@ def test_confirm_then_promote_writes_the_entry(quarantined: Path) -> None:
     code, printed = teamlore_in_pty("memory", "confirm", answers=["y"], cwd=quarantined)
     assert code == 0, printed
     plan = {"planId": re.search(r"Plan (\S+) generated", printed).group(1)}  # type: ignore[union-attr]
-    shown = teamlore_cli("memory", "status", cwd=quarantined).stdout
+    shown = in_process("memory", "status", cwd=quarantined).stdout
     assert "Promotion    1 plan prepared, not yet promoted:" in shown
     assert f"  teamlore memory promote --plan {plan['planId']}" in shown
-    promoted = teamlore_cli(
+    promoted = in_process(
         "memory", "promote", "--plan", plan["planId"], "--format", "json", cwd=quarantined
     )
     assert promoted.returncode == 0, promoted.stdout
     files = json.loads(promoted.stdout)["files"]
     assert len(files) == 1 and (quarantined / files[0]["targetPath"]).is_file()
     found = json.loads(
-        teamlore_cli("memory", "search", "tag prefix", "--format", "json", cwd=quarantined).stdout
+        in_process("memory", "search", "tag prefix", "--format", "json", cwd=quarantined).stdout
     )
     assert [r["path"] for r in found["results"]] == [files[0]["targetPath"]]
 
@@ -196,7 +197,7 @@ def test_promote_says_when_git_ignores_the_entry_it_wrote(quarantined: Path) -> 
     code, printed = teamlore_in_pty("memory", "confirm", answers=["y"], cwd=quarantined)
     assert code == 0, printed
     plan = re.search(r"Plan (\S+) generated", printed).group(1)  # type: ignore[union-attr]
-    promoted = teamlore_cli("memory", "promote", "--plan", plan, cwd=quarantined)
+    promoted = in_process("memory", "promote", "--plan", plan, cwd=quarantined)
     assert promoted.returncode == 0, promoted.stderr
     [entry] = (quarantined / ".threadshare/memory/entries").glob("*.md")
     written = entry.relative_to(quarantined).as_posix()
@@ -227,22 +228,22 @@ def test_a_full_repository_disk_is_named_and_status_keeps_answering(
         before = sorted(p.relative_to(repo) for p in repo.rglob("*") if ".git" not in p.parts)
         fill_to_the_last_byte(disk)
         for args in (("memory", "assemble", "-p", "claude"), ("memory", "promote", "--plan", plan)):
-            refused = teamlore_cli(*args, cwd=repo)
+            refused = in_process(*args, cwd=repo)
             assert refused.returncode == 1
             assert refused.stderr.startswith(
                 "error DISK_FULL: a disk teamlore writes to is full, not the state directory's"
             ), refused.stderr
         # the promotion it could not finish is now in the way of an assemble, which says so
-        refused = teamlore_cli("memory", "assemble", "-p", "claude", cwd=repo)
+        refused = in_process("memory", "assemble", "-p", "claude", cwd=repo)
         assert refused.returncode == 1
         assert refused.stderr.startswith("error PLAN_STATE_INVALID: promotion"), refused.stderr
         after = sorted(p.relative_to(repo) for p in repo.rglob("*") if ".git" not in p.parts)
         assert after == before  # no entry, no block, no work file left behind
-        status = teamlore_cli("memory", "status", cwd=repo)
+        status = in_process("memory", "status", cwd=repo)
         assert status.returncode == 0, status.stderr
         assert f"Promotion    {plan} could not be finished:\n  DISK_FULL:" in status.stdout
         (disk / "filler").unlink()
-        promoted = teamlore_cli("memory", "promote", "--plan", plan, cwd=repo)
+        promoted = in_process("memory", "promote", "--plan", plan, cwd=repo)
         assert promoted.returncode == 0, promoted.stderr
         assert "applied (resumed an interrupted promotion)" in promoted.stdout
 
@@ -266,7 +267,7 @@ def _provider_session_id(home: Path) -> str:
 def test_a_session_id_from_this_machine_never_reaches_the_tree(repo: Path, home: Path) -> None:
     session_id = _provider_session_id(home)
     _stage(repo, f"Run the release tests before pushing tags (see {session_id}).")
-    proc = teamlore_cli("memory", "confirm", "--yes", "--format", "json", cwd=repo)
+    proc = in_process("memory", "confirm", "--yes", "--format", "json", cwd=repo)
     assert proc.returncode == 1
     error = json.loads(proc.stdout)["error"]
     assert error["code"] == "LINT_BLOCKED"
@@ -279,18 +280,18 @@ def test_a_session_id_from_this_machine_never_reaches_the_tree(repo: Path, home:
 
 
 def test_confirm_refuses_an_unknown_candidate_and_reports_nothing_to_do(repo: Path) -> None:
-    proc = teamlore_cli(
+    proc = in_process(
         "memory", "confirm", "--yes", "--candidate", "nope", "--format", "json", cwd=repo
     )
     assert (proc.returncode, json.loads(proc.stdout)["error"]["code"]) == (1, "CANDIDATE_NOT_FOUND")
-    proc = teamlore_cli("memory", "confirm", "--format", "json", cwd=repo)
+    proc = in_process("memory", "confirm", "--format", "json", cwd=repo)
     assert (proc.returncode, json.loads(proc.stdout)["status"]) == (0, "nothing-to-confirm")
 
 
 def test_sessions_search_filters_by_repository_after_mapping(repo: Path, tmp_path: Path) -> None:
     # the session was indexed before its worktree was mapped: the search index follows the mapping
     found = json.loads(
-        teamlore_cli(
+        in_process(
             "sessions", "search", "tag prefix", "--repository", str(repo), "--format", "json"
         ).stdout
     )
@@ -298,9 +299,9 @@ def test_sessions_search_filters_by_repository_after_mapping(repo: Path, tmp_pat
     other = tmp_path / "other"
     other.mkdir()
     git(other, "init", "-q")
-    assert teamlore_cli("sync", "--repository", str(other)).returncode == 0
+    assert in_process("sync", "--repository", str(other)).returncode == 0
     elsewhere = json.loads(
-        teamlore_cli(
+        in_process(
             "sessions", "search", "tag prefix", "--repository", str(other), "--format", "json"
         ).stdout
     )
@@ -335,7 +336,7 @@ def test_the_git_hint_after_promote_shows_the_new_file(quarantined: Path) -> Non
     """A promoted entry is a new, untracked file: plain `git diff` prints nothing for it."""
     _, printed = teamlore_in_pty("memory", "confirm", answers=["y"], cwd=quarantined)
     plan_id = re.search(r"Plan (\S+) generated", printed).group(1)  # type: ignore[union-attr]
-    promoted = teamlore_cli(
+    promoted = in_process(
         "memory", "promote", "--plan", plan_id, cwd=quarantined, env={"COLUMNS": "80"}
     )
     assert promoted.returncode == 0, promoted.stderr
@@ -407,7 +408,8 @@ def test_the_left_out_line_is_wrapped_at_80_columns(
 def test_status_names_a_plan_a_later_merge_made_void(tmp_path: Path, home: Path) -> None:
     """The plan was listed as `prepared, not yet promoted` with its promote command after a
     merge had consumed its candidate; promote then refused it."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory" / "promotion"))
+    tests = Path(__file__).resolve().parents[1]  # consumed_world imports recall_world
+    sys.path[:0] = [str(tests / "memory" / "promotion"), str(tests / "memory")]
     from consumed_world import (
         merge_into_a_later_candidate,
         prepare_plan,
@@ -417,7 +419,7 @@ def test_status_names_a_plan_a_later_merge_made_void(tmp_path: Path, home: Path)
     flow, consumed = quarantined_release_candidate(tmp_path, home)
     plan_id = prepare_plan(flow, consumed)
     merger = merge_into_a_later_candidate(flow, consumed)
-    proc = teamlore_cli("memory", "status", cwd=flow.repo, env={"COLUMNS": "200"})
+    proc = in_process("memory", "status", cwd=flow.repo, env={"COLUMNS": "200"})
     assert proc.returncode == 0, proc.stderr
     assert "not yet promoted" not in proc.stdout
     assert f"teamlore memory promote --plan {plan_id}" not in proc.stdout
@@ -444,7 +446,7 @@ def test_the_entry_promoted_says_what_the_person_confirmed(repo: Path) -> None:
         "{local-path} first."
     )
     _stage(repo, text)
-    reviewed = json.loads(teamlore_cli("memory", "review", "--format", "json", cwd=repo).stdout)
+    reviewed = json.loads(in_process("memory", "review", "--format", "json", cwd=repo).stdout)
     shown = reviewed["items"][0]["statements"][0]
     assert shown["writtenText"] == written
     code, printed = teamlore_in_pty("memory", "confirm", answers=["y"], cwd=repo)
@@ -453,7 +455,7 @@ def test_the_entry_promoted_says_what_the_person_confirmed(repo: Path) -> None:
     assert "/home/alice" not in asked and " ".join(written.split()) in asked
     assert "3 local references will be written as {local-path}" in asked
     plan = re.search(r"Plan (\S+) generated", printed).group(1)  # type: ignore[union-attr]
-    promoted = teamlore_cli("memory", "promote", "--plan", plan, "--format", "json", cwd=repo)
+    promoted = in_process("memory", "promote", "--plan", plan, "--format", "json", cwd=repo)
     assert promoted.returncode == 0, promoted.stdout
     files = json.loads(promoted.stdout)["files"]
     entry = (repo / files[0]["targetPath"]).read_text(encoding="utf-8")
@@ -470,7 +472,7 @@ def test_confirm_shows_a_candidate_in_the_order_review_does(quarantined: Path) -
     code, printed = teamlore_in_pty("memory", "confirm", answers=["n"], cwd=quarantined)
     assert code == 0, printed
     asked = re.sub(r"\x1b\[[0-9;]*m", "", printed).split("Is statement s1 true?")[0]
-    reviewed = teamlore_cli("memory", "review", cwd=quarantined, env={"COLUMNS": "80"}).stdout
+    reviewed = in_process("memory", "review", cwd=quarantined, env={"COLUMNS": "80"}).stdout
     lines = asked.splitlines()
 
     def at(start: str) -> int:
