@@ -13,7 +13,7 @@ from typing import Any
 
 from fake_runner import FakeRunner
 
-from support import memory_init, teamlore_cli
+from support import in_process, memory_init, teamlore_cli
 from teamlore.core import errors
 from teamlore.ops.registry import OpContext, run_operation
 
@@ -29,6 +29,10 @@ class World:
     sessions: list[CodexSession]
     fake: FakeRunner
     env: dict[str, str] = field(default_factory=dict)
+    # `cli` and `text` run the command in this process (`support.in_process`: the same exit
+    # code and output) where a test sets it: for tests of what a command does or prints, not of
+    # its process; the fake runner is a real process either way
+    commands_in_process: bool = False
 
     def op(self, name: str, payload: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """Run one operation in this process (what the CLI runs, minus its start-up cost):
@@ -44,7 +48,7 @@ class World:
             os.environ.update(saved)
 
     def cli(self, *args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
-        proc = teamlore_cli(
+        proc = (in_process if self.commands_in_process else teamlore_cli)(
             *args,
             "--format",
             "json",
@@ -55,7 +59,8 @@ class World:
         return proc.returncode, payload
 
     def text(self, *args: str) -> tuple[int, str, str]:
-        proc = teamlore_cli(*args, cwd=self.repo, env={**self.fake.env(), **self.env})
+        command = in_process if self.commands_in_process else teamlore_cli
+        proc = command(*args, cwd=self.repo, env={**self.fake.env(), **self.env})
         return proc.returncode, proc.stdout, proc.stderr
 
     def reverify(self, runner: str = "claude") -> dict[str, Any]:
