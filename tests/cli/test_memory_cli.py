@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from support import draft_batch, git, memory_init, release_repository, store_all, teamlore_cli
+from support import (
+    draft_batch,
+    git,
+    in_process,
+    memory_init,
+    release_repository,
+    store_all,
+    teamlore_cli,
+)
 
 CLEAN_ENTRY = """---
 id: export-order-must-be-stable
@@ -39,7 +47,7 @@ def repo(tmp_path: Path, home: Path) -> Path:
 
 
 def cli_json(*args: str, cwd: Path) -> tuple[int, dict]:
-    proc = teamlore_cli(*args, "--format", "json", cwd=cwd)
+    proc = in_process(*args, "--format", "json", cwd=cwd)
     return proc.returncode, json.loads(proc.stdout)
 
 
@@ -97,7 +105,7 @@ def test_init_and_status_say_when_git_ignores_the_memory_tree(repo: Path) -> Non
         }
     ]
     (repo / ".threadshare/memory/entries/export-order-must-be-stable.md").write_text(CLEAN_ENTRY)
-    shown = teamlore_cli("memory", "status", cwd=repo).stdout.splitlines()
+    shown = in_process("memory", "status", cwd=repo).stdout.splitlines()
     at = shown.index(
         "warn git ignores 2 files (.gitignore:2 .threadshare): your team will not get them"
     )
@@ -108,7 +116,7 @@ def test_init_and_status_say_when_git_ignores_the_memory_tree(repo: Path) -> Non
     (repo / ".gitignore").write_text("*.log\n")
     code, status = cli_json("memory", "status", cwd=repo)
     assert (code, status["ignoredByGit"]) == (0, [])
-    assert "git ignores" not in teamlore_cli("memory", "init", cwd=repo).stdout
+    assert "git ignores" not in in_process("memory", "init", cwd=repo).stdout
 
 
 def test_init_works_from_a_subdirectory_and_refuses_outside_git(repo: Path, tmp_path: Path) -> None:
@@ -140,7 +148,7 @@ def test_lint_passes_clean_memory_and_blocks_a_secret(repo: Path) -> None:
         "Sort invoice rows", "Deploy with key AKIA" + "Q3EGRJ7XK2PLM5VN then sort rows"
     )
     (entries / "leak.md").write_text(leaked)
-    proc = teamlore_cli("memory", "lint", "--format", "json", cwd=repo)
+    proc = in_process("memory", "lint", "--format", "json", cwd=repo)
     report = json.loads(proc.stdout)
     assert proc.returncode == 1 and report["blocked"] is True
     blocking = [f for f in report["findings"] if f["severity"] == "block"]
@@ -153,7 +161,7 @@ def test_lint_passes_clean_memory_and_blocks_a_secret(repo: Path) -> None:
 def test_lint_given_files_and_a_home_path(repo: Path) -> None:
     draft = repo / "draft.md"
     draft.write_text("Run the tool from /home/dana/work/acme before release.\n")
-    proc = teamlore_cli("memory", "lint", str(draft), "--format", "json", cwd=repo)
+    proc = in_process("memory", "lint", str(draft), "--format", "json", cwd=repo)
     report = json.loads(proc.stdout)
     assert proc.returncode == 1
     assert report["files"] == ["draft.md"]
@@ -165,7 +173,7 @@ def test_lint_of_a_file_that_cannot_exist_is_a_usage_error(repo: Path) -> None:
     file` (exit 2), never an internal error. (A folder stands for the Markdown files under it.)"""
     (repo / "notes.md").write_text("fine\n")
     for given in ("missing.md", "n" * 5_000, "notes.md/inside.md"):
-        proc = teamlore_cli("memory", "lint", given, "--format", "json", cwd=repo)
+        proc = in_process("memory", "lint", given, "--format", "json", cwd=repo)
         assert proc.returncode == 2, proc.stdout
         error = json.loads(proc.stdout)["error"]
         assert error["code"] == "INVALID_ARGUMENT" and error["message"].endswith(": no such file")
@@ -191,7 +199,7 @@ def test_status_says_how_many_problems_it_does_not_list(repo: Path) -> None:
         (repo / f".threadshare/memory/entries/broken-{n:02}.md").write_text("---\nid: x\n---\n")
     code, status = cli_json("memory", "status", cwd=repo)
     assert code == 0 and len(status["projection"]["diagnostics"]) == 12
-    text = teamlore_cli("memory", "status", cwd=repo, env={"COLUMNS": "80"}).stdout
+    text = in_process("memory", "status", cwd=repo, env={"COLUMNS": "80"}).stdout
     assert sum("broken-" in line for line in text.splitlines()) == 10
     assert "  … 2 more (--format json lists them all)" in text.splitlines()
 
@@ -205,7 +213,7 @@ def test_an_unquoted_multi_word_query_is_one_query(repo: Path) -> None:
     assert unquoted["results"][0]["id"] == "export-order-must-be-stable"
     code, lexical = cli_json("memory", "search", "--lexical", "sort", "invoice", "rows", cwd=repo)
     assert lexical["paths"] == ["lexical"] and int(lexical["results"][0]["score"]) == 3
-    text = teamlore_cli("memory", "search", "sort", "invoice", "rows", cwd=repo)
+    text = in_process("memory", "search", "sort", "invoice", "rows", cwd=repo)
     assert text.returncode == 0 and "export-order-must-be-stable" in text.stdout
     assert teamlore_cli("memory", "search", cwd=repo).returncode == 2  # no query at all
 
@@ -257,14 +265,14 @@ def test_lint_prints_one_finding_per_line_and_works_outside_git(tmp_path: Path, 
     (outside / "draft.md").write_text(
         "fine\nRun the tool from /home/dana/work/acme first.\nNotes live in ~/notes/acme.md.\n"
     )
-    proc = teamlore_cli("memory", "lint", "draft.md", cwd=outside)
+    proc = in_process("memory", "lint", "draft.md", cwd=outside)
     assert proc.returncode == 1, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("draft.md:2 block path.home-absolute ")
     assert lines[1].startswith("draft.md:3 warn path.home-relative ")
     assert "\x1b[" not in proc.stdout
     assert lines[-1] == "2 findings, 1 blocking."
-    as_json = teamlore_cli("memory", "lint", "draft.md", "-f", "json", cwd=outside)
+    as_json = in_process("memory", "lint", "draft.md", "-f", "json", cwd=outside)
     report = json.loads(as_json.stdout)
     assert report["files"] == ["draft.md"] and report["findings"][0]["line"] == 2
 
@@ -282,7 +290,7 @@ def test_a_request_file_is_read_up_to_a_bound(repo: Path, tmp_path: Path) -> Non
         (str(tmp_path), "Is a directory"),
         (str(not_json), "not JSON"),
     ):
-        proc = teamlore_cli("memory", "stage", "--request", source, "-f", "json", cwd=repo)
+        proc = in_process("memory", "stage", "--request", source, "-f", "json", cwd=repo)
         assert proc.returncode == 2, (source, proc.stdout)
         assert says in json.loads(proc.stdout)["error"]["message"]
     piped = teamlore_cli(
@@ -304,10 +312,10 @@ def test_recall_lists_each_deferred_task_on_its_own_line(tmp_path: Path, home: P
     sync(home, tmp_path / "codex", repo)
     window = ("--since", WINDOW["since"], "--until", WINDOW["until"])
 
-    done = teamlore_cli("memory", "recall", *window, cwd=repo)
+    done = in_process("memory", "recall", *window, cwd=repo)
 
     assert done.returncode == 0, done.stderr
-    deferred = json.loads(teamlore_cli("memory", "recall", *window, "-f", "json", cwd=repo).stdout)[
+    deferred = json.loads(in_process("memory", "recall", *window, "-f", "json", cwd=repo).stdout)[
         "coverage"
     ]["deferred"]
     shown = done.stdout.split("  deferred: 2\n")[1].splitlines()[:2]
@@ -338,10 +346,10 @@ def test_recall_says_its_coverage_in_words_and_names_sessions_as_sessions_list_d
     CodexSession("s2", repo).turn("first turn").turn("second turn").write(tmp_path / "codex")
     sync(home, tmp_path / "codex", repo)
     window = ("--since", WINDOW["since"], "--until", WINDOW["until"])
-    as_json = json.loads(teamlore_cli("memory", "recall", *window, "-f", "json", cwd=repo).stdout)
+    as_json = json.loads(in_process("memory", "recall", *window, "-f", "json", cwd=repo).stdout)
     key = as_json["selection"]["rejectedSessions"][0]["sessionKey"]
 
-    done = teamlore_cli("memory", "recall", *window, cwd=repo, env={"COLUMNS": "80"})
+    done = in_process("memory", "recall", *window, cwd=repo, env={"COLUMNS": "80"})
 
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -374,7 +382,7 @@ def test_recall_leaves_out_a_symlinked_scene_and_says_so_as_search_does(
     repo = make_repo(tmp_path / "shop")
     CodexSession("l1", repo).turn("one").turn("two").turn("three").write(tmp_path / "codex")
     sync(home, tmp_path / "codex", repo)
-    assert teamlore_cli("memory", "init", cwd=repo).returncode == 0
+    assert in_process("memory", "init", cwd=repo).returncode == 0
     scenes = repo / ".threadshare/memory/scenes"
     (scenes / "release-readiness.md").write_text(SCENE)
     (tmp_path / "elsewhere.md").write_text(SCENE)
@@ -383,7 +391,7 @@ def test_recall_leaves_out_a_symlinked_scene_and_says_so_as_search_does(
 
     code, recalled = cli_json("memory", "recall", *window, cwd=repo)
     _, searched = cli_json("memory", "search", "release", cwd=repo)
-    text = teamlore_cli("memory", "recall", *window, cwd=repo, env={"COLUMNS": "80"})
+    text = in_process("memory", "recall", *window, cwd=repo, env={"COLUMNS": "80"})
 
     assert code == 0 and len(recalled["sources"]) == 1
     memory = recalled["memoryContext"]
@@ -421,7 +429,7 @@ def _repo_with_a_scene_whose_heat_is_wrong(tmp_path: Path, home: Path) -> tuple[
     repo = make_repo(tmp_path / "shop")
     CodexSession("l1", repo).turn("one").turn("two").turn("three").write(tmp_path / "codex")
     sync(home, tmp_path / "codex", repo)
-    assert teamlore_cli("memory", "init", cwd=repo).returncode == 0
+    assert in_process("memory", "init", cwd=repo).returncode == 0
     scenes = repo / ".threadshare/memory/scenes"
     (scenes / "release-readiness.md").write_text(SCENE)
     (scenes / "hot.md").write_text(SCENE.replace("heat: 1", 'heat: "very"'))
@@ -444,8 +452,8 @@ def test_recall_leaves_out_a_broken_skill_and_a_scene_with_a_wrong_field_and_say
     window = ("--since", sessions_window["since"], "--until", sessions_window["until"])
 
     code, recalled = cli_json("memory", "recall", *window, cwd=repo)
-    text = teamlore_cli("memory", "recall", *window, cwd=repo, env={"COLUMNS": "80"})
-    status = teamlore_cli("memory", "status", cwd=repo, env={"COLUMNS": "80"})
+    text = in_process("memory", "recall", *window, cwd=repo, env={"COLUMNS": "80"})
+    status = in_process("memory", "status", cwd=repo, env={"COLUMNS": "80"})
 
     assert code == 0 and len(recalled["sources"]) == 1
     skills, memory = recalled["skillContext"], recalled["memoryContext"]
@@ -497,8 +505,8 @@ def test_recall_and_search_tell_a_file_they_cannot_read_from_an_invalid_one(
 
     _, recalled = cli_json("memory", "recall", *window, cwd=repo)
     _, searched = cli_json("memory", "search", "release", cwd=repo)
-    recall = teamlore_cli("memory", "recall", *window, cwd=repo, env={"COLUMNS": "80"})
-    search = teamlore_cli("memory", "search", "release", cwd=repo, env={"COLUMNS": "80"})
+    recall = in_process("memory", "recall", *window, cwd=repo, env={"COLUMNS": "80"})
+    search = in_process("memory", "search", "release", cwd=repo, env={"COLUMNS": "80"})
 
     expected = [
         {
@@ -572,7 +580,7 @@ def test_recall_of_extracted_turns_names_the_drafts_still_waiting_and_what_moves
     advised = status["adjudication"]["next"]
 
     code, again = cli_json("memory", "recall", *window, cwd=repo)
-    text = teamlore_cli("memory", "recall", *window, cwd=repo, env={"COLUMNS": "80"})
+    text = in_process("memory", "recall", *window, cwd=repo, env={"COLUMNS": "80"})
 
     assert code == 0 and again["sources"] == []
     assert again["waiting"] == {"awaitingAdjudication": 1, "awaitingReview": 0, "next": advised}
