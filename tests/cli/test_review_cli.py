@@ -17,10 +17,10 @@ from support import (
     RAVE_ERA_CONTENT,
     RAVE_ERA_STATEMENTS,
     draft_batch,
+    in_process,
     rave_era_repository,
     release_repository,
     store_all,
-    teamlore_cli,
 )
 from teamlore.ops.registry import OpContext, run_operation
 
@@ -35,7 +35,7 @@ def rave_era(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def review(world: tuple[Path, Path], *args: str, columns: int = 80) -> str:
     repo, home = world
     env = {"TEAMLORE_HOME": str(home), "COLUMNS": str(columns)}
-    proc = teamlore_cli("memory", "review", *args, cwd=repo, env=env)
+    proc = in_process("memory", "review", *args, cwd=repo, env=env)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -113,7 +113,7 @@ def test_a_long_file_name_goes_on_after_a_mark_as_a_folded_diff_line_does(
     its rest (`run-npm.md (new)`) was not a line of its own; a folded diff line goes on after
     `↳`."""
     repo, home = rave_era
-    proc = teamlore_cli(
+    proc = in_process(
         "memory", "review", "--format", "json", cwd=repo, env={"TEAMLORE_HOME": str(home)}
     )
     file = json.loads(proc.stdout)["items"][0]["files"][0]
@@ -129,7 +129,7 @@ def test_a_long_file_name_goes_on_after_a_mark_as_a_folded_diff_line_does(
 def _diff(world: tuple[Path, Path]) -> str:
     repo, home = world
     env = {"TEAMLORE_HOME": str(home)}
-    proc = teamlore_cli("memory", "review", "--format", "json", cwd=repo, env=env)
+    proc = in_process("memory", "review", "--format", "json", cwd=repo, env=env)
     item: dict[str, Any] = json.loads(proc.stdout)["items"][0]
     return str(item["files"][0]["diff"])
 
@@ -152,7 +152,7 @@ def test_a_long_diff_says_how_many_lines_follow_and_how_to_see_them(
     from teamlore.cli.commands import review as review_cmds
 
     repo, home = rave_era
-    proc = teamlore_cli(
+    proc = in_process(
         "memory", "review", "--format", "json", cwd=repo, env={"TEAMLORE_HOME": str(home)}
     )
     result = json.loads(proc.stdout)
@@ -210,6 +210,9 @@ def test_a_merge_says_so_on_its_first_line(tmp_path: Path, home: Path) -> None:
 def test_a_raw_html_warning_is_shown_with_the_file_it_is_in(tmp_path: Path, home: Path) -> None:
     """A warning of the file promotion writes was on the page only: `memory review` printed
     the diff of `Deploy <service>` without saying GitHub shows `Deploy `."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
     from recall_world import WINDOW
 
     from support import draft_batch, release_repository, store_all
