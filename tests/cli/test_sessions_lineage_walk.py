@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_sessions_text_at_80_columns_walk import under_the_header
 from typer.testing import CliRunner
 
 from support import Cli, fixture_sources, shared_fixtures
@@ -127,7 +128,7 @@ def test_a_task_call_and_its_subagent_name_each_other(walk: Walk) -> None:
                 assert child["subagent"]["description"] == tool["input"]["description"]
                 # the lines under the first, wrapped at words at 80 columns, the command whole
                 head = walk.text("sessions", "show", child_key).split("\n\n", 1)[0]
-                header = " ".join(head.splitlines()[1:])
+                header = " ".join(under_the_header(head))
                 command = re.search(r"`teamlore (sessions show [^`]+)`", header)
                 assert header.startswith(f"subagent of {key[:12]}") and command
                 # the command printed works and shows that call
