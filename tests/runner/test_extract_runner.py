@@ -13,12 +13,20 @@ from pathlib import Path
 import pytest
 from runner_world import WINDOW, World, make_world, rewrite_first_message
 
-from support import teamlore_cli
+from support import in_process
+
+
+def world_of(tmp_path: Path, home: Path, sessions: int = 1) -> World:
+    """`make_world`, its commands run in process: these tests are of what `memory extract` and
+    `sessions` do and print, not of their process (the fake runner is a real process)."""
+    made = make_world(tmp_path, home, sessions=sessions)
+    made.commands_in_process = True
+    return made
 
 
 @pytest.fixture()
 def world(tmp_path: Path, home: Path) -> World:
-    return make_world(tmp_path, home)
+    return world_of(tmp_path, home)
 
 
 def test_a_plan_sends_nothing_is_private_and_shows_what_would_be_sent(world: World) -> None:
@@ -121,10 +129,11 @@ def test_digests_that_name_no_plan_of_this_worktree(world: World) -> None:
     world.plan()
     code, out = world.approve("ab" * 32)
     assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_NOT_FOUND"
-    code, out = world.approve("not-a-digest")
-    assert code == 2 and out["error"]["code"] == "INVALID_ARGUMENT"
     code, out = world.approve("ab" * 32, "--approve-manifest")
     assert code == 1 and out["error"]["code"] == "RUNNER_PLAN_NOT_FOUND"
+    world.commands_in_process = False  # usage errors' exits: the process's own
+    code, out = world.approve("not-a-digest")
+    assert code == 2 and out["error"]["code"] == "INVALID_ARGUMENT"
     code, out = world.cli("memory", "extract", "--approve-plan", "ab" * 32, "--since", "2026-03-01")
     assert code == 2 and out["error"]["code"] == "USAGE"
     code, out = world.cli("memory", "extract", "--since", "2026-03-01", "--until", "2026-03-08")
@@ -183,7 +192,7 @@ def test_a_session_appended_after_the_plan_sends_only_the_approved_turns(world: 
 
 
 def test_a_manifest_approves_each_plan_on_its_own(tmp_path: Path, home: Path) -> None:
-    world = make_world(tmp_path, home, sessions=2)
+    world = world_of(tmp_path, home, sessions=2)
     world.reverify()
     preview = world.plan()
     assert len(preview["plans"]) == 2 and preview["manifest"]["plans"] == 2
@@ -206,11 +215,11 @@ def test_a_manifest_approves_each_plan_on_its_own(tmp_path: Path, home: Path) ->
 def test_the_text_view_gives_each_plans_whole_digest_to_approve_it_alone(
     tmp_path: Path, home: Path
 ) -> None:
-    world = make_world(tmp_path, home, sessions=2)
+    world = world_of(tmp_path, home, sessions=2)
     world.reverify()
     preview = world.plan()
     window = ["--since", WINDOW["since"], "--until", WINDOW["until"]]
-    proc = teamlore_cli(
+    proc = in_process(
         "memory", "extract", "--runner", "claude", *window,
         cwd=world.repo, env={**world.fake.env(), **world.env, "COLUMNS": "80"},
     )  # fmt: skip
@@ -232,7 +241,7 @@ def test_the_text_view_gives_each_plans_whole_digest_to_approve_it_alone(
 def test_a_manifests_extractions_share_one_adjudication(tmp_path: Path, home: Path) -> None:
     """One adjudication per runner run (at most 8 chunks x 8 drafts = 64), not one per chunk:
     deciding chunk by chunk would let each decision make its siblings' tasks stale."""
-    world = make_world(tmp_path, home, sessions=2)
+    world = world_of(tmp_path, home, sessions=2)
     world.reverify()
     preview = world.plan()
     code, out = world.approve(preview["manifest"]["manifestDigest"], "--approve-manifest")
@@ -253,7 +262,7 @@ def test_a_manifests_extractions_share_one_adjudication(tmp_path: Path, home: Pa
 def test_drafts_waiting_from_several_runs_are_planned_as_one_adjudication(
     tmp_path: Path, home: Path
 ) -> None:
-    world = make_world(tmp_path, home, sessions=2)
+    world = world_of(tmp_path, home, sessions=2)
     world.reverify()
     for plan in world.plan()["plans"]:  # each extraction approved alone, adjudication left
         world.run_approved(plan["planDigest"])
@@ -267,7 +276,7 @@ def test_drafts_waiting_from_several_runs_are_planned_as_one_adjudication(
 def test_text_output_is_a_summary_table(world: World) -> None:
     world.reverify()
     plan = world.plan()["plans"][0]
-    proc = teamlore_cli(
+    proc = in_process(
         "memory",
         "extract",
         "--approve-plan",
@@ -297,7 +306,7 @@ def test_a_claude_login_reaches_the_runner_and_nothing_else_of_home(world: World
 def test_an_excluded_session_is_never_selected_and_show_says_so(tmp_path: Path, home: Path) -> None:
     """`sessions exclude KEY` keeps a session out of recall, the runner and its previews (a
     plan made before refuses at approval); `sessions show` says so; `include` takes it back."""
-    world = make_world(tmp_path, home, sessions=2)
+    world = world_of(tmp_path, home, sessions=2)
     world.reverify()
     before = world.plan()["plans"]
     assert len(before) == 2
@@ -330,7 +339,7 @@ def test_an_excluded_session_is_never_selected_and_show_says_so(tmp_path: Path, 
 def test_nothing_to_plan_names_each_session_and_why(tmp_path: Path, home: Path) -> None:
     """With nothing left to extract, the text view names the sessions considered by key and
     says why each gave nothing (excluded, already extracted); never a path."""
-    world = make_world(tmp_path, home, sessions=2)
+    world = world_of(tmp_path, home, sessions=2)
     world.reverify()
     code, listed = world.cli("sessions", "list")
     keys = sorted(s["sessionKey"] for s in listed["sessions"])
