@@ -1,5 +1,7 @@
-"""`teamlore personal …` through the real executable: Markdown import with per-part status and
-exit codes, flush/retry, and CLI/MCP parity for read and status (results and errors)."""
+"""`teamlore personal …` as the command runs them: Markdown import with per-part status and
+exit codes, flush/retry, and CLI/MCP parity for read and status (results and errors). In process
+(`in_process`) where no process is under test; usage errors' exits, a pipe and a terminal
+through the real executable."""
 
 from __future__ import annotations
 
@@ -23,13 +25,15 @@ from personal_ops_world import (
     write_config,
 )
 
-from support import refusal_lines, teamlore_cli, teamlore_in_pty
+from support import in_process, refusal_lines, teamlore_cli, teamlore_in_pty
 
 ENV = {KEY_ENV: "sk-scripted"}
 
 
-def cli_json(*args: str, cwd: Path) -> tuple[int, dict[str, Any]]:
-    proc = teamlore_cli("personal", *args, "--format", "json", cwd=cwd, env=ENV)
+def cli_json(*args: str, cwd: Path, process: bool = False) -> tuple[int, dict[str, Any]]:
+    """`personal ARGS --format json`: in process; in the real executable with `process`."""
+    run = teamlore_cli if process else in_process
+    proc = run("personal", *args, "--format", "json", cwd=cwd, env=ENV)
     return proc.returncode, json.loads(proc.stdout)
 
 
@@ -63,7 +67,7 @@ def test_import_reports_each_part_and_exits_1_until_complete(
     job = first["parts"][0]["jobId"]
     assert first["parts"][0]["issue"] == "UNAUTHORIZED_FORGET_EVIDENCE"
 
-    text = teamlore_cli("personal", "import", str(notes), cwd=tmp_path, env=ENV)
+    text = in_process("personal", "import", str(notes), cwd=tmp_path, env=ENV)
     assert text.returncode == 1  # resumed: still backing off, nothing skipped the backoff
     said = " ".join(text.stdout.split())  # the sentences wrap at 80 columns
     assert "duplicate: this exact content was already imported as md-" in said
@@ -88,7 +92,7 @@ def test_a_model_server_on_this_machine_runs_the_writer_without_a_key(
     (tmp_path / "n.md").write_text("# Tools\n\nI use neovim.\n", encoding="utf-8")
     model.script("document_import", retain("preferences", "Editor", "Uses neovim."))
 
-    done = teamlore_cli("personal", "import", "n.md", cwd=tmp_path, env={KEY_ENV: ""})
+    done = in_process("personal", "import", "n.md", cwd=tmp_path, env={KEY_ENV: ""})
 
     assert done.returncode == 0, done.stdout + done.stderr
     assert "part 1: processed; retained in preferences" in done.stdout
@@ -102,11 +106,11 @@ def test_flush_says_what_each_job_did_in_words(
     write_config(home, model_url=model.base_url)
     (tmp_path / "n.md").write_text("# Tools\n\nI use fish.\n", encoding="utf-8")
     model.script("document_import", retain("preferences", "Shell", "Uses fish."))
-    queued = teamlore_cli("personal", "import", "n.md", "--no-wait", cwd=tmp_path, env=ENV)
+    queued = in_process("personal", "import", "n.md", "--no-wait", cwd=tmp_path, env=ENV)
     assert "part 1: pending\n" in queued.stdout
 
-    first = teamlore_cli("personal", "flush", env=ENV)
-    again = teamlore_cli("personal", "flush", env=ENV)
+    first = in_process("personal", "flush", env=ENV)
+    again = in_process("personal", "flush", env=ENV)
 
     assert first.returncode == again.returncode == 0
     [job] = [line for line in first.stdout.splitlines() if line.startswith("job ")]
@@ -136,7 +140,7 @@ def test_a_failing_job_in_another_scope_does_not_stop_the_flush(
         retain("preferences", "Editor", "Uses neovim."),
         unknown_evidence,
     )
-    queued = teamlore_cli(
+    queued = in_process(
         "personal", "import", "proj.md", "--workspace", str(project), "--no-wait",
         cwd=tmp_path, env=ENV,
     )  # fmt: skip
@@ -150,7 +154,7 @@ def test_a_failing_job_in_another_scope_does_not_stop_the_flush(
         ("committed", None),
     ]
     assert [(p["state"], p["retainedIn"]) for p in out["parts"]] == [("processed", ["preferences"])]
-    flushed = teamlore_cli("personal", "flush", cwd=tmp_path, env=ENV)
+    flushed = in_process("personal", "flush", cwd=tmp_path, env=ENV)
     assert flushed.returncode == 1 and "incomplete" in flushed.stdout  # still backing off
     assert model.answered == ["document_import", "document_import"]
     # what it waits for is named, with what brings it back (it said "see status" alone)
@@ -170,7 +174,7 @@ def test_a_part_held_back_by_its_contexts_failing_job_says_which_and_until_when(
     (tmp_path / "first.md").write_text("# First\n\nThe app ships weekly.\n", encoding="utf-8")
     (tmp_path / "second.md").write_text("# Second\n\nI use neovim.\n", encoding="utf-8")
     model.script("document_import", unknown_evidence)
-    first = teamlore_cli("personal", "import", "first.md", cwd=tmp_path, env=ENV)
+    first = in_process("personal", "import", "first.md", cwd=tmp_path, env=ENV)
     assert first.returncode == 1, first.stdout + first.stderr
 
     code, out = cli_json("import", "second.md", cwd=tmp_path)
@@ -180,7 +184,7 @@ def test_a_part_held_back_by_its_contexts_failing_job_says_which_and_until_when(
     held = part["waitsFor"]
     assert part["state"] == "pending" and part["jobId"] is None
     assert held["jobState"] == "retry" and held["issue"] == "INVALID_EVIDENCE_REFERENCE"
-    printed = teamlore_cli("personal", "import", "second.md", cwd=tmp_path, env=ENV).stdout
+    printed = in_process("personal", "import", "second.md", cwd=tmp_path, env=ENV).stdout
     text = " ".join(printed.split())  # each sentence wrapped at words
     assert (
         f"part 1: pending (waits for job {held['jobId']}, retried after"
@@ -204,7 +208,7 @@ def test_a_part_held_back_by_a_running_job_is_not_sent_to_retry_it(
     write_config(home, model_url=model.base_url)
     (tmp_path / "first.md").write_text("# First\n\nThe app ships weekly.\n", encoding="utf-8")
     (tmp_path / "second.md").write_text("# Second\n\nI use neovim.\n", encoding="utf-8")
-    queued = teamlore_cli("personal", "import", "first.md", "--no-wait", cwd=tmp_path, env=ENV)
+    queued = in_process("personal", "import", "first.md", "--no-wait", cwd=tmp_path, env=ENV)
     assert queued.returncode == 0, queued.stdout + queued.stderr
     conn = open_runtime_db(documents.personal_root(home))
     try:  # what a Writer process does before its model call (the kill comes after)
@@ -213,7 +217,7 @@ def test_a_part_held_back_by_a_running_job_is_not_sent_to_retry_it(
         conn.close()
     assert job is not None
 
-    text = teamlore_cli("personal", "import", "second.md", cwd=tmp_path, env=ENV).stdout
+    text = in_process("personal", "import", "second.md", cwd=tmp_path, env=ENV).stdout
 
     verdict = " ".join(text[text.index("incomplete: ") :].split())  # wrapped at words
     assert verdict.startswith(f"incomplete: not every part was processed; job {job.id} is running")
@@ -241,7 +245,7 @@ def test_a_bad_option_value_is_a_usage_error_that_queues_nothing(
     bogus` is; these two exited 1."""
     write_config(home)
     (tmp_path / "notes.md").write_text("# Notes\n\nI use neovim.\n", encoding="utf-8")
-    status, out = cli_json("import", "notes.md", *option, cwd=tmp_path)
+    status, out = cli_json("import", "notes.md", *option, cwd=tmp_path, process=True)
     assert (status, out["error"]["code"]) == (2, code)
     assert not (home / "personal" / "runtime.sqlite3").exists()
 
@@ -276,12 +280,12 @@ def test_an_import_into_a_project_the_scopes_do_not_allow_says_so(
     project.mkdir()
     write_config(home, project_root=project, scopes=["global"])
     (tmp_path / "notes.md").write_text("# Notes\n\nThe app ships weekly.\n", encoding="utf-8")
-    done = teamlore_cli(
+    done = in_process(
         "personal", "import", "notes.md", "--workspace", str(project), cwd=tmp_path, env=ENV
     )
     assert done.returncode == 1
     assert "[personal] allowed_scopes does not allow project:" in refusal_lines(done.stderr)[0]
-    shown = teamlore_cli("personal", "show", "--workspace", "", cwd=tmp_path, env=ENV)
+    shown = in_process("personal", "show", "--workspace", "", cwd=tmp_path, env=ENV)
     assert ". is not registered" in shown.stdout + shown.stderr
 
 
@@ -315,8 +319,8 @@ def test_a_refused_import_says_what_it_holds_and_how_to_let_personal_data_throug
         "# Keys\n\nghp_abcdefghijklmnopqrstuvwxyz0123456789AB\n", encoding="utf-8"
     )
 
-    contact = teamlore_cli("personal", "import", "contact.md", cwd=tmp_path, env=ENV)
-    keys = teamlore_cli("personal", "import", "keys.md", cwd=tmp_path, env=ENV)
+    contact = in_process("personal", "import", "contact.md", cwd=tmp_path, env=ENV)
+    keys = in_process("personal", "import", "keys.md", cwd=tmp_path, env=ENV)
 
     assert contact.returncode == keys.returncode == 1
     assert refusal_lines(contact.stderr) == [
@@ -330,7 +334,7 @@ def test_a_refused_import_says_what_it_holds_and_how_to_let_personal_data_throug
         "nothing was queued"
     )
     # a secret in --label is named as the label's, not as the file's first part's
-    labelled = teamlore_cli(
+    labelled = in_process(
         "personal", "import", "contact.md", "--label", "ghp_" + "A1b2C3d4E5" * 4,
         cwd=tmp_path, env=ENV,
     )  # fmt: skip
@@ -339,7 +343,7 @@ def test_a_refused_import_says_what_it_holds_and_how_to_let_personal_data_throug
         "nothing was queued"
     )
     assert (
-        teamlore_cli("personal", "status", "--format", "json", env=ENV).stdout.count(
+        in_process("personal", "status", "--format", "json", env=ENV).stdout.count(
             '"observations": {}'
         )
         == 1
@@ -352,9 +356,9 @@ def test_import_without_a_model_queues_and_says_so(home: Path, tmp_path: Path) -
     status, out = cli_json("import", "n.md", cwd=tmp_path)
     assert status == 1 and out["flush"]["error"]["code"] == "WRITER_DISABLED"
     assert [p["state"] for p in out["parts"]] == ["pending"]
-    queued = teamlore_cli("personal", "import", "n.md", "--no-wait", cwd=tmp_path)
+    queued = in_process("personal", "import", "n.md", "--no-wait", cwd=tmp_path)
     assert queued.returncode == 0 and "queued: `teamlore personal flush` runs it" in queued.stdout
-    flush = teamlore_cli("personal", "flush", cwd=tmp_path)
+    flush = in_process("personal", "flush", cwd=tmp_path)
     assert flush.returncode == 1 and "WRITER_DISABLED" in flush.stderr
 
 
@@ -409,7 +413,7 @@ def test_cli_and_mcp_agree_on_read_and_status(home: Path, tmp_path: Path) -> Non
     )
     code, shown = cli_json("show", cwd=tmp_path)
     assert code == 0 and payload(read) == shown
-    text = teamlore_cli("personal", "show", cwd=tmp_path)
+    text = in_process("personal", "show", cwd=tmp_path)
     assert text.stdout == read.content[0].text + "\n"
     assert "&lt;/common-memory>" in text.stdout and "[bold]not markup[/bold]" in text.stdout
     assert text.stdout.count("</common-memory>") == 1
