@@ -11,13 +11,17 @@ from pathlib import Path
 import pytest
 from runner_world import World, make_world
 
-from support import teamlore_cli
+from support import in_process
 from teamlore.runner.conformance import VIOLATION_KINDS, stray_processes
 
 
 @pytest.fixture()
 def world(tmp_path: Path, home: Path) -> World:
-    return make_world(tmp_path, home)
+    """Its commands run in process: these tests are of what a command does with a runner that
+    misbehaves (the fake runner is a real process, killed at its limits by teamlore)."""
+    made = make_world(tmp_path, home)
+    made.commands_in_process = True
+    return made
 
 
 FAULTS = [
@@ -124,7 +128,7 @@ def test_a_runner_that_is_not_logged_in_says_how_to_log_in(world: World, kind: s
     """A failed probe shows the end of the runner's stderr (sanitized, bounded) and the login
     command, not only an exit status."""
     world.fake.install(kind, "logged-out")
-    proc = teamlore_cli(
+    proc = in_process(
         "memory", "reverify-runner", "--runner", kind, cwd=world.repo,
         env={**world.fake.env(), **world.env, "COLUMNS": "80"},
     )  # fmt: skip
