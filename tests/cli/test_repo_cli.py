@@ -75,7 +75,11 @@ def world(home: Path, tmp_path: Path) -> dict[str, Path]:
     )
     _session(sessions, "b", "C:\\Users\\me\\src\\tools\\[id]")
     _session(sessions, "c", "/Users/me/code/shop/web")
-    _json("sync", "--source", f"codex={sessions}", "--repository", str(shop))
+    # the world's set-up, run in this process: each test runs its commands in the executable
+    from teamlore.ops.registry import OpContext, run_operation
+
+    payload = {"sources": [f"codex={sessions}"], "repository": str(shop)}
+    run_operation("sync", OpContext(cwd=tmp_path, home=home), payload)
     return {"shop": shop, "sessions": sessions}
 
 
