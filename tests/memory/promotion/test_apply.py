@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 import pytest
 
-from support import git, teamlore_cli
+from support import git, in_process, teamlore_cli
 from teamlore.contracts import digests
 from teamlore.contracts.promotion import POLICY_VERSION, PromotionPlan
 from teamlore.core import errors, safe_write
@@ -331,7 +331,7 @@ def test_the_cli_flow_changes_only_the_working_tree(world: World) -> None:
     commits_before = git(world.root, "rev-list", "--all")
     head_before = git(world.root, "rev-parse", "HEAD")
 
-    done = teamlore_cli("memory", "promote", "--plan", plan_id, "--format", "json", cwd=world.root)
+    done = in_process("memory", "promote", "--plan", plan_id, "--format", "json", cwd=world.root)
 
     assert done.returncode == 0, done.stderr + done.stdout
     result = orjson.loads(done.stdout)
@@ -484,7 +484,7 @@ def test_a_plan_run_from_another_worktree_of_the_repository_is_refused(
     other = tmp_path / "other-worktree"
     git(world.root, "worktree", "add", "-q", "-b", "other", str(other))
 
-    done = teamlore_cli("memory", "promote", "--plan", plan_id, "--format", "json", cwd=other)
+    done = in_process("memory", "promote", "--plan", plan_id, "--format", "json", cwd=other)
 
     assert done.returncode == 1
     assert orjson.loads(done.stdout)["error"]["code"] == "PROMOTION_OWNER_MISMATCH"
@@ -617,10 +617,12 @@ def test_content_that_no_longer_lints_clean_voids_the_plan(world: World) -> None
 
 
 def cli_promote(world: World, plan_id: str, failpoint: str | None = None) -> Any:
-    env = {"TEAMLORE_FAILPOINT": failpoint or ""}
-    return teamlore_cli(
-        "memory", "promote", "--plan", plan_id, "--format", "json", cwd=world.root, env=env
-    )
+    """`memory promote --plan ID --format json`: a real process killed at `failpoint`, or,
+    with none, run in process (nothing is killed)."""
+    args = ("memory", "promote", "--plan", plan_id, "--format", "json")
+    if failpoint is None:
+        return in_process(*args, cwd=world.root, env={"TEAMLORE_FAILPOINT": ""})
+    return teamlore_cli(*args, cwd=world.root, env={"TEAMLORE_FAILPOINT": failpoint})
 
 
 @pytest.mark.parametrize("failpoint", promotion.FAILPOINTS)
@@ -707,7 +709,7 @@ def test_memory_status_finishes_a_promotion_a_crash_interrupted(world: World) ->
     assert f"teamlore memory promote --plan {plan_id}" in told["next"]
     assert world.status(plan_id) == "applying" and not (world.root / B).exists()
 
-    shown = teamlore_cli("memory", "status", "--format", "json", cwd=world.root)
+    shown = in_process("memory", "status", "--format", "json", cwd=world.root)
 
     assert shown.returncode == 0, shown.stderr
     recovery = orjson.loads(shown.stdout)["promotionRecovery"]
@@ -717,11 +719,9 @@ def test_memory_status_finishes_a_promotion_a_crash_interrupted(world: World) ->
     assert world.status(plan_id) == "applied"
     for path, data in files.items():
         assert (world.root / path).read_bytes() == data
-    again = orjson.loads(
-        teamlore_cli("memory", "status", "--format", "json", cwd=world.root).stdout
-    )
+    again = orjson.loads(in_process("memory", "status", "--format", "json", cwd=world.root).stdout)
     assert again["promotionRecovery"] == {"interrupted": [], "resumed": [], "next": None}
-    text = teamlore_cli("memory", "status", cwd=world.root)
+    text = in_process("memory", "status", cwd=world.root)
     assert text.returncode == 0 and "interrupted" not in text.stdout
 
 
