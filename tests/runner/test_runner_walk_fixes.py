@@ -19,16 +19,22 @@ from runner_world import WINDOW, World, make_world
 from test_runner_e2e import _task_in, answer
 
 from agent_clis import AgentClis, Scenario, ScriptedModel
-from support import teamlore_cli
+from support import in_process
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 from recall_world import CodexSession, sync
 
 
+def world_of(tmp_path: Path, home: Path, sessions: int = 1) -> World:
+    """`make_world`, its commands (`cli`, `approve`) run in process: these tests are of what
+    they do and print; the runners are real processes (the concurrent approvals below too)."""
+    made = make_world(tmp_path, home, sessions=sessions)
+    made.commands_in_process = True
+    return made
+
+
 def _text(world: World, *args: str) -> tuple[int, str, str]:
-    proc = teamlore_cli(
-        *args, cwd=world.repo, env={**world.fake.env(), **world.env, "COLUMNS": "80"}
-    )
+    proc = in_process(*args, cwd=world.repo, env={**world.fake.env(), **world.env, "COLUMNS": "80"})
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -37,7 +43,7 @@ def test_a_manifest_approved_again_runs_what_did_not_run_and_exits_0(
 ) -> None:
     """The first approval stopped after one plan (Ctrl-C, a reboot): approving the manifest
     again runs the others; the one that ran is shown as having run, not as a failure."""
-    world = make_world(tmp_path, home, sessions=3)
+    world = world_of(tmp_path, home, sessions=3)
     world.reverify()
     preview = world.plan()
     manifest = preview["manifest"]["manifestDigest"]
@@ -61,7 +67,7 @@ def test_a_manifest_approved_again_runs_what_did_not_run_and_exits_0(
 def test_the_text_view_of_an_approved_again_manifest_says_what_ran_before(
     tmp_path: Path, home: Path
 ) -> None:
-    world = make_world(tmp_path, home, sessions=2)
+    world = world_of(tmp_path, home, sessions=2)
     world.reverify()
     preview = world.plan()
     world.run_approved(preview["plans"][0]["planDigest"])
@@ -75,7 +81,7 @@ def test_the_text_view_of_an_approved_again_manifest_says_what_ran_before(
 
 
 def test_a_failed_plan_of_a_manifest_names_its_kind(tmp_path: Path, home: Path) -> None:
-    world = make_world(tmp_path, home, sessions=2)
+    world = world_of(tmp_path, home, sessions=2)
     world.reverify()
     preview = world.plan()
     excluded = preview["plans"][0]["disclosure"]["sessionKey"]
@@ -94,7 +100,7 @@ def test_a_failed_plan_of_a_manifest_names_its_kind(tmp_path: Path, home: Path) 
 
 
 def test_a_plan_whose_session_was_excluded_since_says_so(tmp_path: Path, home: Path) -> None:
-    world = make_world(tmp_path, home)
+    world = world_of(tmp_path, home)
     world.reverify()
     plan = world.plan()["plans"][0]
     key = plan["disclosure"]["sessionKey"]
@@ -111,7 +117,7 @@ def test_a_plan_counts_the_turns_it_sends_not_the_span_they_come_from(
 ) -> None:
     """A query picks turns 1, 3 and 5 of a session: the chunk spans turns 1 to 5 and sends
     three of them, and the plan says three."""
-    world = make_world(tmp_path, home, sessions=0)
+    world = world_of(tmp_path, home, sessions=0)
     session = CodexSession("q1", world.repo)
     for number in range(5):
         topic = "invoice export" if number % 2 == 0 else "the cart page"
@@ -136,7 +142,7 @@ def test_a_provider_error_is_named_as_claude_reported_it(
 ) -> None:
     """The real claude CLI against a model that answers HTTP 500: claude exits 1 and says why
     in its JSON result on stdout (its stderr holds unrelated noise); the refusal quotes it."""
-    world = make_world(tmp_path, home)
+    world = world_of(tmp_path, home)
     scenario = Scenario(
         final_text=lambda turn: answer(_task_in(turn.body)), answer_without_tools=True
     )
@@ -155,7 +161,7 @@ def test_a_provider_error_is_named_as_claude_reported_it(
 def test_a_probe_that_failed_says_to_run_the_probe_again_not_to_approve_a_plan(
     tmp_path: Path, home: Path
 ) -> None:
-    world = make_world(tmp_path, home)
+    world = world_of(tmp_path, home)
     world.fake.mode("broken-envelope")
     code, out = world.op("memory.reverify_runner", {"runner": "claude"})
     assert code == 1 and out["error"]["code"] == "RUNNER_OUTPUT_INVALID", out
@@ -167,7 +173,7 @@ def test_a_run_that_failed_is_approved_again_as_its_next_step_says(
 ) -> None:
     """A failed run stages nothing and keeps its plan: the refusal says to approve that plan
     again, not to make a new one, and doing so runs it."""
-    world = make_world(tmp_path, home)
+    world = world_of(tmp_path, home)
     world.reverify()
     plan = world.plan()["plans"][0]["planDigest"]
     world.fake.mode("prose")
@@ -188,7 +194,7 @@ def test_a_plan_another_approval_is_running_is_left_to_it_not_failed(
 ) -> None:
     """Two approvals at once (an overlapping cron job): the manifest runs what nobody runs and
     leaves the plan the other process holds to it, exiting 0."""
-    world = make_world(tmp_path, home, sessions=2)
+    world = world_of(tmp_path, home, sessions=2)
     world.reverify()
     preview = world.plan()
     held = preview["plans"][0]["planDigest"]
@@ -245,7 +251,7 @@ def test_a_run_claude_failed_reports_what_it_spent(
     """The real claude CLI whose model fails after one billed answer: claude exits 1 with an
     `is_error` result that still says what the run used; the refusal carries it (as it does
     for an answer that does not parse) and so does the plan's run record."""
-    world = make_world(tmp_path, home)
+    world = world_of(tmp_path, home)
     scenario = Scenario(
         final_text=lambda turn: answer(_task_in(turn.body)), answer_without_tools=True
     )
