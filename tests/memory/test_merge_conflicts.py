@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from support import commit_all, git, git_run, shared_fixtures, teamlore_cli
+from support import commit_all, git, git_run, in_process, shared_fixtures
 from teamlore.core.errors import TeamloreError
 from teamlore.memory.assemble import PROVIDERS, render_block, splice
 
@@ -61,14 +61,14 @@ def conflicting_edits(repo: Path) -> None:
 
 
 def run_json(repo: Path, *args: str) -> tuple[int, dict[str, object]]:
-    done = teamlore_cli(*args, "--format", "json", cwd=repo)
+    done = in_process(*args, "--format", "json", cwd=repo)
     payload: dict[str, object] = json.loads(done.stdout)
     return done.returncode, payload
 
 
 def test_lint_names_the_line_an_unresolved_merge_starts_on(repo: Path) -> None:
     conflicting_edits(repo)
-    done = teamlore_cli("memory", "lint", cwd=repo)
+    done = in_process("memory", "lint", cwd=repo)
     assert done.returncode == 1
     start = (repo / ENTRY).read_text().split("\n").index("<<<<<<< HEAD") + 1
     assert f"{ENTRY}:{start} block format.merge-conflict an unresolved git merge conflict" in (
@@ -113,7 +113,7 @@ def test_search_names_the_file_it_left_out_and_the_line_the_conflict_starts_on(
             "`<<<<<<<`, `=======` and `>>>>>>>` lines and commit",
         }
     ]
-    shown = teamlore_cli("memory", "search", "Their side adds this", cwd=repo, env=COLUMNS_80)
+    shown = in_process("memory", "search", "Their side adds this", cwd=repo, env=COLUMNS_80)
     assert "Not searched: 1 invalid file:" in shown.stdout  # read, but not a memory file yet
     assert f"format.merge-conflict {ENTRY}:{start} an unresolved git merge" in " ".join(
         shown.stdout.split()
@@ -251,7 +251,7 @@ def test_lint_and_status_block_on_a_conflict_inside_the_managed_block(repo: Path
     Both block now, naming `memory assemble`, which writes the block anew."""
     conflicted = both_promote_a_skill(repo).decode()
     start = conflicted.split("\n").index("<<<<<<< HEAD") + 1
-    done = teamlore_cli("memory", "lint", cwd=repo)
+    done = in_process("memory", "lint", cwd=repo)
     assert done.returncode == 1, done.stdout
     assert f"CLAUDE.md:{start} block format.merge-conflict an unresolved git merge on lines " in (
         done.stdout
@@ -266,7 +266,7 @@ def test_lint_and_status_block_on_a_conflict_inside_the_managed_block(repo: Path
     assert status["lint"]["rules"] == {"format.merge-conflict": 1}  # type: ignore[index]
 
     assert run_json(repo, "memory", "assemble", "--provider", "claude")[0] == 0
-    done = teamlore_cli("memory", "lint", cwd=repo)
+    done = in_process("memory", "lint", cwd=repo)
     assert (done.returncode, done.stdout) == (0, "0 findings, 0 blocking.\n")
 
 
