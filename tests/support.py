@@ -106,7 +106,7 @@ def teamlore_cli(
 
 
 def in_process(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`teamlore ARGS` run in this process, from `cwd`, with `env` over this process's
     environment: answered as `teamlore_cli` answers (exit code, stdout, stderr). ARGS in plain
@@ -115,7 +115,8 @@ def in_process(
     not of a process (a kill at a failpoint, a usage error's exit, a terminal, a locale, the
     imports a process makes, `teamlore watch`: `teamlore_cli`), so no process start each.
     Nothing they read is kept per process (HOME, PATH, TEAMLORE_HOME are read on each run); the
-    consoles, made with the width COLUMNS gives, are made again around each run."""
+    consoles, made with the width COLUMNS gives, are made again around each run. `input` is
+    its standard input, as `teamlore_cli`'s."""
     from typer.testing import CliRunner
 
     from teamlore.cli import output
@@ -127,7 +128,8 @@ def in_process(
     runner, argv, code, raised, invocation = CliRunner(), list(args), 1, None, None
     output.forget_consoles()
     try:
-        with contextlib.chdir(cwd or Path.cwd()), runner.isolation(env=env) as (out, err, _):
+        isolation = runner.isolation(input=input, env=env)
+        with contextlib.chdir(cwd or Path.cwd()), isolation as (out, err, _):
             old_argv, sys.argv = sys.argv, ["teamlore", *argv]
             try:
                 invocation = lean_invocation(argv) or plain_invocation(argv)
@@ -144,7 +146,7 @@ def in_process(
             stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
         if invocation is None and raised is None:  # typer parses them
             with contextlib.chdir(cwd or Path.cwd()):
-                done = runner.invoke(app, argv, env=env)
+                done = runner.invoke(app, argv, input=input, env=env)
             code, stdout, stderr = done.exit_code, done.stdout, done.stderr
             raised = None if isinstance(done.exception, SystemExit) else done.exc_info
     finally:
