@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from team_mcp import TeamServer, running_team_server
 
-from support import release_repository, teamlore_cli
+from support import in_process, release_repository
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 from recall_world import WINDOW
@@ -43,7 +43,7 @@ def server(repo: Path) -> Iterator[TeamServer]:
 
 
 def cli(repo: Path, *args: str, stdin: dict[str, Any] | None = None) -> dict[str, Any]:
-    proc = teamlore_cli(
+    proc = in_process(
         *args, "--format", "json", cwd=repo, input=None if stdin is None else json.dumps(stdin)
     )
     payload: dict[str, Any] = json.loads(proc.stdout)
@@ -98,7 +98,7 @@ def test_recall_shows_the_skill_shape_and_a_candidate_written_from_it_alone_stag
     assert "guidance.skillShape" in stage_tool.description
     assert "guidance.skillShape" in stage_tool.input_schema["properties"]["format"]["description"]
     assert "guidance.skillShape" in tools["threadshare_memory_recall"].description
-    helped = teamlore_cli("memory", "stage", "--help", cwd=repo)
+    helped = in_process("memory", "stage", "--help", cwd=repo)
     assert helped.returncode == 0
     assert "SkillCandidate@v1" in helped.stdout and "guidance.skillShape" in helped.stdout
 
@@ -145,7 +145,7 @@ def test_a_skill_written_as_the_prompt_says_lints_clean_and_review_says_what_lin
     (file,) = item["files"]
     shown = [(w["rule"], w["severity"], w["line"]) for w in file["warnings"]]
     assert shown and all(rule == "format.raw-html" for rule, _, _ in shown)
-    printed = teamlore_cli("memory", "review", "--kind", "skill", cwd=repo, env={"COLUMNS": "200"})
+    printed = in_process("memory", "review", "--kind", "skill", cwd=repo, env={"COLUMNS": "200"})
     assert "warn format.raw-html: raw HTML `<service>`: GitHub drops it" in printed.stdout
 
     # promoted as reviewed, `memory lint` says of the file exactly what review said
@@ -156,7 +156,7 @@ def test_a_skill_written_as_the_prompt_says_lints_clean_and_review_says_what_lin
     )
     promoted = cli(repo, "memory", "promote", "--plan", planned["planId"])
     assert promoted["status"] == "applied"
-    linted = teamlore_cli("memory", "lint", file["targetPath"], "--format", "json", cwd=repo)
+    linted = in_process("memory", "lint", file["targetPath"], "--format", "json", cwd=repo)
     findings = json.loads(linted.stdout)["findings"]
     assert [(f["rule"], f["severity"], f["line"]) for f in findings] == shown
     assert [f["message"] for f in findings] == [w["message"] for w in file["warnings"]]
@@ -167,5 +167,5 @@ def test_a_skill_written_as_the_prompt_says_lints_clean_and_review_says_what_lin
     written.parent.mkdir()
     skill = '---\nname: "deploy-braced"\ndescription: "Deploy a service."\n---\n'
     written.write_text(skill + braced + f"3. Tag {placeholders[1]}.\n")
-    linted = teamlore_cli("memory", "lint", str(written), "--format", "json", cwd=repo)
+    linted = in_process("memory", "lint", str(written), "--format", "json", cwd=repo)
     assert json.loads(linted.stdout)["findings"] == [], linted.stdout

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from team_mcp import running_team_server
 
-from support import release_repository, teamlore_cli
+from support import in_process, release_repository
 from teamlore.memory.promotion.queue import prepare_request_from_review
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
@@ -40,7 +40,7 @@ def mcp(repo: Path) -> Iterator[Calls]:
 
 
 def cli(repo: Path, *args: str, stdin: dict[str, Any] | None = None) -> dict[str, Any]:
-    proc = teamlore_cli(
+    proc = in_process(
         *args, "--format", "json", cwd=repo, input=json.dumps(stdin) if stdin is not None else None
     )
     payload: dict[str, Any] = json.loads(proc.stdout)
