@@ -425,6 +425,18 @@ def test_a_read_only_config_folder_refuses_every_client_with_nothing_written(use
     assert tree(user) == before  # claude, checked first, was not written either
 
 
+def test_a_dry_run_foresees_the_refusal_of_a_read_only_config(user: Path) -> None:
+    """`--dry-run` listed the edits of a file the real run then refused to write."""
+    seed_user_configs(user)
+    for name in ("install", "uninstall"):
+        before = tree(user)
+        with unwritable(user / ".codex"):
+            err = refused(name, user, client="codex", dryRun=True)
+        assert err.code == "CLIENT_CONFIG_UNWRITABLE" and ".codex" in err.message, name
+        assert tree(user) == before
+        op(name, user, client="codex")  # what the real run does once it can write
+
+
 def test_a_missing_cli_is_refused_unless_forced(user: Path, tmp_path: Path) -> None:
     (tmp_path / "bin" / "codex").unlink()
     err = refused("install", user, client="codex")
