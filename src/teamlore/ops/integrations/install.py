@@ -302,7 +302,6 @@ def _install_one(
         options=options,
         force=request.force,
         dry_run=preview,
-        check_writable=True,  # a dry run foresees the real run's refusal of a read-only file
         lost=lost,
     )
 
@@ -524,7 +523,6 @@ def _uninstall_all(
             scope=request.scope,
             root=root,
             dry_run=preview,
-            check_writable=True,  # a dry run foresees the real run's refusal of a read-only file
             unassemble=without_block,
         )
 
