@@ -16,7 +16,7 @@ import pytest
 
 from support import shared_fixtures
 from teamlore.models import multilingual
-from teamlore.models.cache import MODEL_CACHE_ENV
+from teamlore.models.cache import MODEL_CACHE_ENV, model_cache_dir
 from teamlore.models.embeddings import (
     MAX_EMBED_CHARS,
     BundledEmbedder,
@@ -127,8 +127,8 @@ def test_a_damaged_copy_is_derived_again(tmp_path: Path, shared_model_cache: Pat
         assert (copy / name).read_bytes() != b"not what it should be", name
 
 
-def test_it_reads_both_languages_in_one_space() -> None:
-    embedder = fresh(None)
+def test_it_reads_both_languages_in_one_space(shared_model_cache: Path) -> None:
+    embedder = fresh(shared_model_cache)  # the run's derived copy (the package's vectors)
     assert embedder.reads(TEXTS[0]) and embedder.reads(TEXTS[1])
     rows = embedder.embed([TEXTS[1], "发布之前先运行数据库迁移", "办公室的咖啡机每个月要除垢"])
     assert float(rows[0] @ rows[1]) > float(rows[0] @ rows[2]) + 0.2  # meaning, not script
@@ -139,7 +139,8 @@ def test_memorys_pair_compares_as_the_mean_of_its_two_models(tmp_path: Path) -> 
     embedder = memory_embedder(tmp_path)
     assert isinstance(embedder, PairedEmbedder)
     assert embedder.space.key == f"bundled:use-m3-wordllama-768@{_version()}+{_static_version()}"
-    use, static = multilingual_embedder(tmp_path), bundled_embedder(tmp_path / "models")
+    # each half as the pair loads it (its model cache: the run's, TEAMLORE_MODEL_CACHE)
+    use, static = multilingual_embedder(tmp_path), bundled_embedder(model_cache_dir(tmp_path))
     assert use is not None
     rows = embedder.embed(TEXTS[:2])
     assert rows.shape == (2, 768)
