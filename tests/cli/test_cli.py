@@ -21,6 +21,7 @@ from support import (
     teamlore_cli,
     tmpfs,
 )
+from teamlore import __version__
 from teamlore.core.lock import file_lock
 from teamlore.models.cache import MODEL_CACHE_ENV
 
@@ -98,6 +99,15 @@ def _imported_by(*args: str, stdin: str | None = None) -> tuple[str, set[str]]:
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = [line for line in proc.stderr.splitlines() if line.startswith("import time:")]
     return proc.stdout, {line.rsplit("|", 1)[-1].strip() for line in lines}
+
+
+def test_version_is_printed_without_loading_the_cli() -> None:
+    """`teamlore --version` (what doctor and a person check first) took as long as any typer
+    command: 0.26 s where the interpreter takes 0.04 s."""
+    out, modules = _imported_by("--version")
+    assert out == f"teamlore {__version__}\n"
+    assert not {m.split(".")[0] for m in modules} & {"typer", "click", "rich", "pydantic"}
+    assert in_process("--version").stdout == out  # typer's option, where typer parses
 
 
 def _append_claude_turn(path: Path, text: str) -> None:

@@ -117,6 +117,11 @@ def _dispatch(args: list[str]) -> None:
         from teamlore.cli.hook_runner import exit_now, user_turn_from_argv
 
         exit_now(user_turn_from_argv(args[2:]))
+    if args == ["--version"]:  # as typer's eager option prints it, without loading typer
+        from teamlore import __version__
+
+        print(f"teamlore {__version__}")
+        return
     if args[:1] == ["mcp"]:
         from teamlore.cli.mcp_command import serve_from_argv
 
