@@ -426,14 +426,28 @@ def test_a_read_only_config_folder_refuses_every_client_with_nothing_written(use
 
 
 def test_a_dry_run_foresees_the_refusal_of_a_read_only_config(user: Path) -> None:
-    """`--dry-run` listed the edits of a file the real run then refused to write."""
+    """`--dry-run` listed the edits of a file the real run then refused to write, saying
+    nothing of it; it still shows them (a read-only dotfile's diff is worth seeing), each with
+    a note of the real run's refusal."""
     seed_user_configs(user)
     for name in ("install", "uninstall"):
         before = tree(user)
         with unwritable(user / ".codex"):
-            err = refused(name, user, client="codex", dryRun=True)
-        assert err.code == "CLIENT_CONFIG_UNWRITABLE" and ".codex" in err.message, name
-        assert tree(user) == before
+            preview = op(name, user, client="codex", dryRun=True)
+            err = refused(name, user, client="codex")
+        refusals = [n for n in preview["notes"] if "would be refused" in n]
+        assert refusals and all(  # one for each file in the folder
+            n.startswith("codex: the real run would be refused: folder ~/.codex is not writable")
+            and n.endswith("(CLIENT_CONFIG_UNWRITABLE)")
+            for n in refusals
+        ), refusals
+        [config] = [
+            f
+            for f in preview["installed" if name == "install" else "uninstalled"][0]["files"]
+            if f["path"].endswith("config.toml")
+        ]
+        assert config["diff"] and "unwritable" in config, config
+        assert err.code == "CLIENT_CONFIG_UNWRITABLE" and tree(user) == before
         op(name, user, client="codex")  # what the real run does once it can write
 
 

@@ -309,6 +309,16 @@ def check_writable(path: Path) -> None:
         ).advising(f"Fix the folder's owner or mode (`ls -ld {shown}`), then retry.")
 
 
+def unwritable_reason(path: Path) -> str | None:
+    """What `check_writable` would refuse `path` with, or None: for a dry run, which shows the
+    edit and says it."""
+    try:
+        check_writable(path)
+    except errors.TeamloreError as refused:
+        return f"{refused.message} ({refused.code})"
+    return None
+
+
 def check_all_writable(paths: Iterable[Path]) -> None:
     """`check_writable` for each of `paths`: a refusal comes before any of them is written."""
     for path in paths:

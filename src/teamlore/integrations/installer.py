@@ -81,6 +81,8 @@ class _Pending:
             out["kept"] = [{"key": ".".join(k), "stateDir": d} for k, d in self.kept.items()]
         if with_diff:
             out["diff"] = self.document.diff(self.new) if self.changed else ""
+            if self.changed and (refused := cf.unwritable_reason(self.document.written)):
+                out["unwritable"] = refused  # a dry run shows the edit and the real run's refusal
         return out
 
 
@@ -422,10 +424,11 @@ def install(
     options: dict[str, Any],
     force: bool = False,
     dry_run: bool = False,
+    check_writable: bool = True,
     lost: bool = False,
 ) -> dict[str, Any]:
-    """Apply `files`; with `dry_run` only report (and refuse what could not be written, as the
-    real run would, so a caller can vet several clients before writing any). The caller
+    """Apply `files`; with `dry_run` only report (and, with `check_writable`, also refuse what
+    could not be written, so a caller can vet several clients before writing any). The caller
     holds `transaction.locked(home)` and has completed any interrupted transaction; `lost`:
     `Adoption.lost`, as the state dir was when the command began."""
     root_key = str(root) if root is not None else None
@@ -458,7 +461,8 @@ def install(
             result["keptOff"] = kept_off
         if kept_on:
             result["keptOn"] = kept_on
-        cf.check_all_writable(p.document.written for _, p, _ in pending if p.changed)
+        if check_writable:
+            cf.check_all_writable(p.document.written for _, p, _ in pending if p.changed)
         if dry_run:
             return result
         intent = _install_intent(home, client, scope, root_key, options, manifest, pending)
@@ -713,11 +717,12 @@ def uninstall(
     scope: str,
     root: Path | None,
     dry_run: bool = False,
+    check_writable: bool = False,
     unassemble: Unassemble | None = None,
 ) -> dict[str, Any]:
     """Remove what install wrote (the caller holds the lock and completed any interrupted
     transaction); a file changed meanwhile is re-planned once, then CLIENT_CONFIG_CHANGED.
-    A `dry_run` refuses what could not be written, as the real run does.
+    A `dry_run` with `check_writable` refuses what could not be written, as install's does.
     `unassemble` takes the managed block out of an assembled file whose backup is lost."""
     root_key = str(root) if root is not None else None
     for attempt in (1, 2):
@@ -736,7 +741,8 @@ def uninstall(
             "dryRun": dry_run,
             "files": [p.describe(dry_run) for p in pending],
         }
-        cf.check_all_writable(p.document.written for p in pending if p.changed)
+        if check_writable or not dry_run:
+            cf.check_all_writable(p.document.written for p in pending if p.changed)
         if dry_run:
             return result
         try:

@@ -302,6 +302,7 @@ def _install_one(
         options=options,
         force=request.force,
         dry_run=preview,
+        check_writable=not request.dryRun,  # a dry run notes it instead (`unwritable_notes`)
         lost=lost,
     )
 
@@ -315,6 +316,16 @@ def _ignored_by_git(root: Path, done: dict[str, Any]) -> list[dict[str, object]]
     written = [Path(item["path"]).relative_to(root).as_posix() for item in done["files"]]
     assembled = (done.get("assemble") or {}).get("result")
     return ignored_by_git(root, written + (written_by(assembled) if assembled else []))
+
+
+def unwritable_notes(previews: list[dict[str, Any]]) -> list[str]:
+    """A dry run's note for each file it shows an edit of that the real run could not write."""
+    return [
+        f"{preview['client']}: the real run would be refused: {row['unwritable']}"
+        for preview in previews
+        for row in preview["files"]
+        if "unwritable" in row
+    ]
 
 
 def _pending_note(home: Path) -> list[str]:
@@ -354,7 +365,7 @@ def install(ctx: OpContext, request: InstallRequest) -> dict[str, Any]:
                 preview["assemble"], rows = preview_assemble(ctx, preview["client"], root, home)
                 preview["files"] += rows
         notes += [*_hooks_notes(previews, trust=False), *_pending_note(home)]
-        return {"dryRun": True, "installed": previews, "notes": notes}
+        return {"dryRun": True, "installed": previews, "notes": notes + unwritable_notes(previews)}
     with transaction.locked(home):
         completed = transaction.complete(home)
         if completed:
@@ -453,7 +464,11 @@ def uninstall(ctx: OpContext, request: UninstallRequest) -> dict[str, Any]:
             if not notes or err.code != errors.NOTHING_INSTALLED.code:
                 raise
             previews = []  # the interrupted install is all there is: completed, then removed
-        return {"dryRun": True, "uninstalled": previews, "notes": notes}
+        return {
+            "dryRun": True,
+            "uninstalled": previews,
+            "notes": notes + unwritable_notes(previews),
+        }
     if not (manifest_path(home).is_file() or transaction.pending(home) or stray_backups(home)):
         _uninstall_all(home, request, root, names, True)  # NOTHING_INSTALLED, no trace left
     with transaction.locked(home):
@@ -523,6 +538,7 @@ def _uninstall_all(
             scope=request.scope,
             root=root,
             dry_run=preview,
+            check_writable=not dry_run,  # a dry run notes it instead (`unwritable_notes`)
             unassemble=without_block,
         )
 
