@@ -120,9 +120,20 @@ def test_a_server_that_starts_a_newer_teamlore_says_to_upgrade_this_one(tmp_path
     [
         ("0.1.0", "0.2.0.dev0"),
         ("0.2.0.dev0", "0.2.0.dev1"),
-        ("0.2.0.dev9", "0.2.0"),
+        ("0.2.0.dev9", "0.2.0a1"),
+        ("0.2.0a1", "0.2.0rc1"),
+        ("0.2.0rc1", "0.2.0"),
+        ("0.2.0", "0.2.0.post1"),
         ("0.9.0", "0.10.0"),
+        ("0.2.1.dev3+gabc", "0.2.1.dev5+gdef"),
     ],
 )
 def test_teamlore_versions_are_ordered_as_released(older: str, newer: str) -> None:
-    assert doctor_checks._release_order(older) < doctor_checks._release_order(newer)
+    """A release candidate is older than its release (`rc1` was read as a fourth number)."""
+    before, after = doctor_checks._release_order(older), doctor_checks._release_order(newer)
+    assert before is not None and after is not None and before < after
+
+
+def test_a_version_doctor_cannot_read_is_not_taken_for_newer() -> None:
+    assert doctor_checks._release_order("1.0") == doctor_checks._release_order("1.0.0")
+    assert [doctor_checks._release_order(v) for v in ("", "None", "0.2.0.dev²")] == [None] * 3

@@ -27,7 +27,9 @@ def _release_each_run_after_a_while(flag: Path, done: threading.Event) -> None:
             flag.unlink(missing_ok=True)
 
 
-@pytest.mark.parametrize("budget_in", ["environment", "command", "command's own statement"])
+@pytest.mark.parametrize(
+    "budget_in", ["environment", "command", "command, quoted", "command's own statement"]
+)
 def test_a_brief_not_ready_within_the_hooks_budget_is_a_warning_not_nothing_to_brief(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget_in: str
 ) -> None:
@@ -51,9 +53,13 @@ def test_a_brief_not_ready_within_the_hooks_budget_is_a_warning_not_nothing_to_b
     slow = {**env, "TEAMLORE_PAUSEPOINT": f"session-brief={flag}"}
     if budget_in == "environment":
         slow["TEAMLORE_HOOK_BUDGET"] = "0.05"
-    else:  # before the hook, or as a statement of its own (a rewrite ate the `;` once)
-        before = "export TEAMLORE_HOOK_BUDGET=0.05;" if "statement" in budget_in else ""
-        command = f"{before or 'TEAMLORE_HOOK_BUDGET=0.05'} {command}"
+    else:  # before the hook, quoted, or as a statement of its own (a rewrite ate the `;` once)
+        written = {
+            "command": "TEAMLORE_HOOK_BUDGET=0.05",
+            "command, quoted": 'TEAMLORE_HOOK_BUDGET="0.05"',
+            "command's own statement": "export TEAMLORE_HOOK_BUDGET=0.05;",
+        }[budget_in]
+        command = f"{written} {command}"
         monkeypatch.delenv("TEAMLORE_HOOK_BUDGET", raising=False)
     for name, value in slow.items():  # the environment doctor, and so the hook, runs in
         monkeypatch.setenv(name, value)

@@ -564,7 +564,8 @@ def _another_installation(name: str, server: dict[str, Any], version: str, again
     """A server that starts another teamlore than this one: point the client at this one when
     that one is older; when it is newer, this teamlore (the one doctor runs) is the one to
     upgrade."""
-    if _release_order(version) > _release_order(__version__):
+    theirs, ours = _release_order(version), _release_order(__version__)
+    if theirs is not None and ours is not None and theirs > ours:
         return Check(
             name,
             "warn",
@@ -584,23 +585,42 @@ def _another_installation(name: str, server: dict[str, Any], version: str, again
     )
 
 
-def _release_order(version: str) -> tuple[tuple[int, ...], bool, int]:
-    """teamlore's own versions (`0.2.0`, `0.2.0.dev3`) in release order: a development
-    release before its release. A version that names no number sorts first."""
-    release, dev, number = version.partition(".dev")
-    parts = tuple(int(p) for p in re.findall(r"[0-9]+", release))
-    return parts, not dev, int(number) if number.isdigit() else 0
+# a version as teamlore's releases spell them (PEP 440's public forms: `1.2`, `0.2.0rc1`,
+# `0.2.0.dev3`, `0.2.0.post1`, a `+local` part)
+_VERSION = re.compile(
+    r"v?([0-9]+(?:\.[0-9]+)*)(?:(a|b|rc)([0-9]+))?(?:\.post([0-9]+))?(?:\.dev([0-9]+))?(?:\+[\w.]+)?"
+)
 
 
-# the budget written in a hook's command: up to a space, a quote or a `;` (`sh -c "…=0.5 …"`,
-# `export …=0.5; teamlore hook …`)
-_BUDGET_IN_COMMAND = re.compile(rf"(?<![\w-]){HOOK_BUDGET_ENV}=([^\s\"';]*)")
+def _release_order(version: str) -> tuple[tuple[int, ...], int, int, int, int] | None:
+    """`version` as a key in release order (`1.0.dev1` < `1.0a1` < `1.0rc1` < `1.0` =
+    `1.0.0` < `1.0.post1`), or None for a version it cannot read."""
+    parts = _VERSION.fullmatch(version.strip().lower())
+    if parts is None:
+        return None
+    release = tuple(int(n) for n in parts[1].split("."))
+    while len(release) > 1 and release[-1] == 0:
+        release = release[:-1]
+    if parts[2]:
+        phase = ("a", "b", "rc").index(parts[2])
+    else:
+        phase = -1 if parts[5] is not None and parts[4] is None else 3  # a dev release first
+    post = int(parts[4]) if parts[4] is not None else -1
+    dev = int(parts[5]) if parts[5] is not None else 1 << 62  # `.devN` before the same without
+    return release, phase, int(parts[3] or 0), post, dev
+
+
+# the budget written in a hook's command: quoted (`…="0.5" teamlore hook …`), or up to a space,
+# a quote or a `;` (`sh -c "…=0.5 …"`, `export …=0.5; teamlore hook …`)
+_BUDGET_IN_COMMAND = re.compile(rf"(?<![\w-]){HOOK_BUDGET_ENV}=(\"[^\"]*\"|'[^']*'|[^\s\"';]*)")
 
 
 def _hook_budget(command: str) -> str:
     """The `TEAMLORE_HOOK_BUDGET` the hook runs with: set in its command, or inherited (s)."""
     written = _BUDGET_IN_COMMAND.search(command)
-    return written[1] if written else os.environ.get(HOOK_BUDGET_ENV, DEFAULT_HOOK_BUDGET)
+    if written:
+        return written[1].strip("\"'")
+    return os.environ.get(HOOK_BUDGET_ENV, DEFAULT_HOOK_BUDGET)
 
 
 def _quiet_hook_check(name: str, command: str, payload: str, cwd: Path, timeout: float) -> Check:
