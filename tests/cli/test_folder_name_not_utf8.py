@@ -9,6 +9,8 @@ import hashlib
 import hmac
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -91,3 +93,28 @@ def test_recall_in_a_latin1_folder_says_what_sync_would(latin1_project: Path) ->
     )
     assert done.returncode == 1, done.stdout
     assert json.loads(done.stdout)["error"]["code"] == "PATH_NOT_UTF8", done.stdout
+
+
+def test_sessions_filtered_by_a_latin1_folder_say_it_cannot_be_registered(
+    latin1_project: Path, tmp_path: Path
+) -> None:
+    """`sessions list --repository lat\\xf3n` advised the sync that refuses such a folder, and
+    wrote the folder's raw byte into its JSON (not UTF-8)."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "teamlore",
+            "sessions",
+            "list",
+            "--format",
+            "json",
+            "--repository",
+            os.fsdecode(os.fsencode(latin1_project)),
+        ],
+        capture_output=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1, done.stderr
+    answer = json.loads(done.stdout.decode("utf-8"))  # strict: every byte UTF-8
+    assert answer["error"]["code"] == "PATH_NOT_UTF8", answer

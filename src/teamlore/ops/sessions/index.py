@@ -382,15 +382,18 @@ def _worktree_filter(
     turns" or "no sessions match these filters"."""
     if repository is None:
         return None
-    from teamlore.repo.binding import resolve_repository
+    from teamlore.core.paths import escaped_path
+    from teamlore.repo.binding import refuse_path_not_utf8, resolve_repository
     from teamlore.repo.tables import list_worktrees
 
     path = Path(repository).expanduser()
     identity = resolve_repository(path if path.is_absolute() else ctx.cwd / path, home=ctx.home)
     if identity.worktree_key not in {row.worktree_key for row in list_worktrees(conn)}:
+        refuse_path_not_utf8(identity)  # which `sync --repository` refuses to register
         raise errors.TeamloreError(
             errors.REPOSITORY_NOT_REGISTERED,
-            f"{identity.worktree_root.name} is not registered, so no session is linked to it",
+            f"{escaped_path(identity.worktree_root.name)} is not registered, so no session is"
+            " linked to it",
         )
     return identity.worktree_key
 
