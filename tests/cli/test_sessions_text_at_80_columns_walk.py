@@ -198,3 +198,44 @@ def test_an_apply_patch_goes_on_under_its_call(tmp_path: Path, home: Path) -> No
         "    +first entry",
         "    *** End Patch",
     ]
+
+
+@pytest.mark.parametrize(
+    ("started", "ended", "header"),
+    [
+        (None, None, ["abcdef012345 codex ~/p/" + "x" * 40]),
+        (
+            None,
+            "2026-01-02T00:00:00.000Z",
+            ["abcdef012345 codex ~/p/" + "x" * 40, "  → 2026-01-02T00:00:00.000Z"],
+        ),
+    ],
+)
+def test_a_header_without_times_has_no_empty_line_or_trailing_space(
+    started: str | None,
+    ended: str | None,
+    header: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """At 40 columns a session with no times printed a line of two spaces under its header,
+    and one with an end but no start `codex ` then `   → …`."""
+    from teamlore.cli import output
+    from teamlore.cli.session_view import render_show
+
+    monkeypatch.setenv("COLUMNS", "40")
+    session = {
+        "sessionKey": "abcdef012345" + "0" * 52,
+        "provider": "codex",
+        "cwd": "~/p/" + "x" * 40,
+        "startedAt": started,
+        "endedAt": ended,
+        "turns": 0,
+    }
+    output.forget_consoles()
+    try:
+        render_show({"session": session, "turns": [], "page": {"next": None, "from": 1}})
+    finally:
+        output.forget_consoles()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[: len(header)] == header, lines

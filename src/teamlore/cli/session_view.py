@@ -49,7 +49,7 @@ def render_show(
     key = s["sessionKey"][:12]
     folder = display_path(s["cwd"]) if s["cwd"] else ""
     ended = f" → {s['endedAt']}" if s["endedAt"] else ""  # no end recorded: none said
-    _say_header(key, f" {s['provider']} {folder}", f"{s['startedAt'] or ''}{ended}")
+    _say_header(key, f" {s['provider']} {folder}".rstrip(), f"{s['startedAt'] or ''}{ended}")
     _render_lineage(s)
     if s.get("excludedFromExtraction"):
         say(
@@ -105,7 +105,8 @@ def _say_header(key: str, where: str, when: str) -> None:
     width, else the times on a line of their own (a folder is not cut)."""
     from rich.cells import cell_len  # text output only: rich is loaded to print it anyway
 
-    if cell_len(f"{key}{where} {when}") <= stdout.width:
+    when = when.strip()
+    if not when or cell_len(literal(f"{key}{where} {when}")) <= stdout.width:
         say(styled(key, "bold"), f"{where} {when}".rstrip())
     else:
         say(styled(key, "bold"), where)
