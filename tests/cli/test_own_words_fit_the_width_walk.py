@@ -291,3 +291,19 @@ def test_the_watch_log_is_wrapped_on_a_terminal_and_one_line_an_event_in_a_file(
     assert len(on_screen) > 1 and past(80, "\n".join(on_screen)) == []
     [logged] = event_lines("started", started, terminal=False)
     assert logged == " ".join(" ".join(on_screen).split())
+
+
+def test_a_control_character_in_a_wrapped_sentence_is_shown_not_broken_at(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`say_wrapped` split at `\\x1f` (str.split takes it for a space) and measured ESC as no
+    width, so a line of escapes ran past the width: the text is wrapped as it is printed."""
+    monkeypatch.setenv("COLUMNS", "40")
+    output.forget_consoles()
+    try:
+        output.say_wrapped("Removed re\x1fpo from the org index, with" + " \x1b" * 12 + ".")
+    finally:
+        output.forget_consoles()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("Removed re\\x1fpo from the org index,"), lines
+    assert max(cell_len(line) for line in lines) <= 40, lines

@@ -338,7 +338,8 @@ def say_wrapped(
     """A sentence of teamlore's own after `lead` (`Next: `), wrapped at words (`hanging`) with
     its later lines under `indent` spaces, each line in `style` when given; a `command` in
     backticks stays whole on one line, to be copied."""
-    for line in wrapped_lines(lead, text, indent):
+    # wrapped as printed: a control character is its escape (`\x1f`), not a place to break
+    for line in wrapped_lines(lead, literal(text), indent):
         say(styled(line, style) if style else line, console=console)
 
 
