@@ -173,6 +173,8 @@ def test_validation_raises_the_first_issue_with_its_reason_and_draft() -> None:
     assert failure.value.code == errors.ADJUDICATION_INVALID.code
     assert failure.value.details["reason"] == "mutation-targets-draft"
     assert failure.value.details["draftRef"] == C1
+    # the draft it names can be skipped to: that is what to do instead
+    assert failure.value.to_json()["next"].startswith(f"If {C1} repeats {C2}, skip {C1} to {C2};")
 
 
 def test_merged_fields_keep_absent_and_null_scene_apart() -> None:

@@ -6,6 +6,10 @@
 
 A draft is referred to by its candidateId: in a task, `recallSets[].draftRef` and in a result
 `adjudications[].draftRef` and draft targets of `skip` are candidateIds of the task's drafts.
+A draft's recall set leaves out only the draft itself: the other drafts of the batch are
+recalled as `candidate` items (so duplicates across a batch's chunks are found), and such an
+item can be skipped to, never updated or merged (docs/extraction.md, "stage: drafts, dedup,
+adjudication").
 
 `check_adjudication_result(task, result)` applies the host rules that need the task and returns
 every violation with a reason code; `validate_adjudication_result` raises the first one as a
@@ -267,6 +271,17 @@ class AdjudicationIssue:
     reason: str
     draft_ref: str | None
     message: str
+    target: str | None = None  # the target the rule concerns, when it is one target
+
+    def remedy(self) -> str | None:
+        """What to do instead, when it depends on the case (else the code's own `next`)."""
+        if self.reason == "mutation-targets-draft":
+            return (
+                f"If {self.draft_ref} repeats {self.target}, skip {self.draft_ref} to "
+                f"{self.target}; update and merge change only memory outside this batch "
+                "(approved entries, other batches' candidates)."
+            )
+        return None
 
 
 def check_adjudication_result(
@@ -328,6 +343,7 @@ def check_adjudication_result(
                         "mutation-targets-draft",
                         ref,
                         f"{ref}: {decision.action} cannot target {target}, a draft of this batch",
+                        target,
                     )
                 )
                 continue
@@ -368,4 +384,4 @@ def validate_adjudication_result(task: AdjudicationTask, result: AdjudicationRes
     details: dict[str, object] = {"reason": first.reason, "issues": len(issues)}
     if first.draft_ref is not None:
         details["draftRef"] = first.draft_ref
-    raise errors.TeamloreError(code, first.message, **details)
+    raise errors.TeamloreError(code, first.message, **details).advising(first.remedy())

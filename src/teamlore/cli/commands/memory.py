@@ -552,8 +552,9 @@ def recall(
 def _render_stage(result: dict[str, Any]) -> None:
     """Drafts: each with the known memory its dedup recall found closest (what the adjudication
     compares it with), its summary whole under it (at most 240 characters, the document's
-    words: the terminal wraps them). Adjudication: what became of each draft. Ids are shown
-    short, as review shows them (`--candidate` takes them back; JSON keeps them whole)."""
+    words: the terminal wraps them); another draft of the batch recalled is marked as one (it
+    can be skipped to, not updated or merged). Adjudication: what became of each draft. Ids are
+    shown short, as review shows them (`--candidate` takes them back; JSON keeps them whole)."""
     from teamlore.ops.memory.review import short_candidate_id
 
     say(f"{result.get('status')}: task {short_candidate_id(str(result.get('taskId')))}")
@@ -561,6 +562,7 @@ def _render_stage(result: dict[str, Any]) -> None:
     recalled = {s["draftRef"]: s["ordered"] for s in task.get("recallSets", [])}
     summaries = {(p["sourceKind"], p["id"]): p["summary"] for p in task.get("pool", [])}
     algorithm = task.get("binding", {}).get("recallAlgorithmVersion")
+    batch = {d["candidateId"] for d in task.get("drafts", [])}
     for candidate in result.get("candidates", []):
         for line in wrapped_lines("  ", _stage_line(candidate), indent=4):
             say(line)
@@ -573,7 +575,9 @@ def _render_stage(result: dict[str, Any]) -> None:
         say(f"    closest known memory ({algorithm}):")
         for hit in hits:
             summary = summaries.get((hit["sourceKind"], hit["id"]), "")
-            say(f"      {hit['rank']}. {hit['sourceKind']} {short_candidate_id(hit['id'])}")
+            drafted = hit["sourceKind"] == "candidate" and hit["id"] in batch
+            mark = " (a draft of this batch: skip only)" if drafted else ""
+            say(f"      {hit['rank']}. {hit['sourceKind']} {short_candidate_id(hit['id'])}{mark}")
             if summary:
                 say(f"         {summary}")
     if result.get("next"):

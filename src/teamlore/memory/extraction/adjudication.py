@@ -149,6 +149,7 @@ def submit_adjudication(
                 claim_token=claim_token,
                 reason=first.reason,
                 message=first.message,
+                remedy=first.remedy(),
                 now=moment,
             )
         refuse_consuming_planned_candidates(conn, owner, result, recall)
@@ -351,9 +352,11 @@ def _refuse_invalid(
     claim_token: str | None,
     reason: str,
     message: str,
+    remedy: str | None = None,
     now: int,
 ) -> None:
-    """Audit an invalid answer; at the second distinct one, fail the drafts for a person."""
+    """Audit an invalid answer; at the second distinct one, fail the drafts for a person.
+    `remedy`: the refusal's `next` when what to do depends on the rule it broke."""
     seen = {
         row[0]
         for row in conn.execute(
@@ -372,7 +375,7 @@ def _refuse_invalid(
                 reason=reason,
                 attempt=len(seen),
                 attemptsLeft=MAX_INVALID_ATTEMPTS - len(seen),
-            )
+            ).advising(remedy)
         )
     claim = tasks.acquire(conn, task.task_id, claim_token=claim_token, now=now)
     failed = []

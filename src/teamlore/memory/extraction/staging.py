@@ -190,7 +190,8 @@ def _outcome(
         "next": None
         if no_op
         else "Compare each draft with its recall set, decide store/skip/update/merge with the "
-        "user, then stage the AdjudicationResult@v1.",
+        "user, then stage the AdjudicationResult@v1. A draft of this batch in a recall set can "
+        "only be skipped to, not updated or merged.",
     }
 
 
