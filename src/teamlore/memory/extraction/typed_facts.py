@@ -13,7 +13,10 @@ defines them but never calls them):
 
 Recall offers them next to the transcript (`offer_typed_facts`): for every commit evidence item of
 a task, one fact per changed path; for every shell command that failed and later succeeded in the
-same chunk, the failing and the succeeding run. Each offer names the evidence id it cites.
+same chunk, the failing and the succeeding run. Each offer names the evidence id it cites, and a
+command fact the call of that turn it is about (`tool`, as `teamlore sessions show` numbers it):
+a turn that ran the command several times is one evidence id, and review shows the passage of
+the run the fact names (`command_fact_run`), not the run whose output its words match best.
 
 A fact leaves this machine in its shared form (`shared_form`): the command as the transcript next
 to it shows it, its secrets masked and through the same `sanitize_text` with the same worktree
@@ -151,15 +154,39 @@ class CommandRun:
     command: str
     exit_code: int | None
     family: str
+    tool: int | None = None  # the call's number in `teamlore sessions show` (1-based)
 
 
 def turn_command_runs(tools: Iterable[Any]) -> list[CommandRun]:
-    """Shell runs of a turn from `selection.ToolRow`-like objects (command, exit_code, family)."""
+    """Shell runs of a turn from `selection.ToolRow`-like objects (seq, command, exit_code,
+    family)."""
     return [
-        CommandRun(t.command.strip(), t.exit_code, t.family)
+        CommandRun(t.command.strip(), t.exit_code, t.family, t.seq + 1)
         for t in tools
         if t.family == "shell" and t.command
     ]
+
+
+def command_fact_run(text: str, tools: Iterable[Any], *, worktree_root: Path) -> int | None:
+    """The call of a cited turn (`sessions show` number) a command-exit fact is about, the one
+    recall offered it from: for a failure, the first run of the command that exited so; for
+    code 0, the first run that passed after a failed run of it in the turn (the fix the failure
+    is paired with; a later pass only repeats it), else the turn's first pass (its failure was
+    in an earlier turn). None: `text` is no command-exit fact, or no run of the turn proves it."""
+    parsed = parse_fact_text(text)
+    if parsed is None or parsed.renderer != COMMAND_EXIT:
+        return None
+    command, exit_code = parsed.params["command"], parsed.params["exitCode"]
+    first, failed = None, False
+    for run in turn_command_runs(tools):
+        if shared_form(run.command, worktree_root) != command:
+            continue
+        if run.exit_code == exit_code and (exit_code != 0 or failed):
+            return run.tool
+        if run.exit_code == exit_code and first is None:
+            first = run.tool
+        failed = failed or run.exit_code not in (None, 0)
+    return first
 
 
 # -- verification --------------------------------------------------------------------------------
@@ -241,7 +268,7 @@ def _command_facts(
                 except TypedFactError:
                     break
                 params = {"command": command, "exitCode": one.exit_code}
-                pair.append(_fact(COMMAND_EXIT, params, text, evidence_id))
+                pair.append({**_fact(COMMAND_EXIT, params, text, evidence_id), "tool": one.tool})
             if len(pair) == 2:
                 pair[0]["pairedWith"] = pair[1]["factId"]
                 pair[1]["pairedWith"] = pair[0]["factId"]

@@ -9,7 +9,8 @@ terms each passage holds, fused by `core.fusion.fuse` with the bundled embedding
 similarity when it reads the statement's language. No scoring of its own.
 
 The best passage is the excerpt a reviewer sees, with where it is: `turn N` and, for a tool
-call, `tool #M` as `teamlore sessions show` numbers them.
+call, `tool #M` as `teamlore sessions show` numbers them. A statement about one call (a
+command-exit typed fact) is matched against that call's passages only.
 """
 
 from __future__ import annotations
@@ -285,9 +286,14 @@ def _vector(statement: str, passages: Sequence[Passage], home: Path | None) -> l
     return [i for i in order[:FUSION_DEPTH] if float(similarity[i]) >= MIN_SIMILARITY]
 
 
-def best_support(statement: str, turn: Any, home: Path | None = None) -> Support | None:
-    """The passage of `turn` that best supports `statement` (None: the turn is empty)."""
+def best_support(
+    statement: str, turn: Any, home: Path | None = None, *, tool: int | None = None
+) -> Support | None:
+    """The passage of `turn` that best supports `statement` (None: the turn is empty); with
+    `tool`, of that call's passages (its header and output windows) when the turn has it."""
     passages = turn_passages(turn)
+    if tool is not None:
+        passages = [p for p in passages if p.tool == tool] or passages
     if not passages:
         return None
     fused = fuse(_lexical(statement, passages), _vector(statement, passages, home))

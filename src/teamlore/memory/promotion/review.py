@@ -57,6 +57,7 @@ from teamlore.memory.extraction.evidence import (
 from teamlore.memory.extraction.typed_facts import (
     CitedSource,
     CommandRun,
+    command_fact_run,
     turn_command_runs,
     verify_statement,
 )
@@ -317,7 +318,11 @@ class EvidenceResolver:
                 )
             # a secret someone typed or a tool printed is masked (core/secrets/mask.py), as in
             # the transcript recall hands an agent: an excerpt is on a screen, in a CI log
-            support = best_support(statement, turn, self._home) if statement else None
+            # a command-exit fact shows the run it is about, whichever run its words match best
+            run = command_fact_run(
+                statement, turn.tools, worktree_root=Path(self._identity.worktree_root)
+            )
+            support = best_support(statement, turn, self._home, tool=run) if statement else None
             if support is None:
                 text = masked_text(" ".join(f"{turn.user_text} — {turn.assistant_text}".split()))
                 excerpt = text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
