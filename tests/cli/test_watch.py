@@ -339,6 +339,33 @@ def test_an_index_removed_while_the_server_runs_is_synced_again_without_a_sessio
     assert len(server.events("index-replaced")) == 1
 
 
+def test_another_index_made_in_the_same_file_is_synced_again(
+    server: Watch, home: Path, tmp_path: Path
+) -> None:
+    """The index removed and made anew by a command within a files check: on ext4 the new file
+    got the removed one's inode, so the server, which knew its index by device and inode, never
+    synced it (`status`: `Sessions 0` until a session file changed). Here a new index is written
+    into the same file, which keeps its inode whatever the file system."""
+
+    def status() -> dict[str, Any]:
+        return dict(json.loads(teamlore_cli("status", "--format", "json").stdout))
+
+    before = status()
+    fresh = tmp_path / "fresh"
+    made = teamlore_cli("status", env={"TEAMLORE_HOME": str(fresh), **OWN_PROCESS})
+    assert made.returncode == 0 and not list(fresh.glob("index.sqlite3-*"))  # all in one file
+    index = home / "index.sqlite3"
+    inode, synced = index.stat().st_ino, len(server.events("synced"))
+    for file in home.glob("index.sqlite3-*"):
+        file.unlink()
+    shutil.copyfile(fresh / "index.sqlite3", index)
+    assert index.stat().st_ino == inode
+    server.wait_for("index-replaced")
+    server.wait_for("synced", synced + 1)
+    after = status()
+    assert (after["sessions"], after["turns"]) == (before["sessions"], before["turns"])
+
+
 def test_a_sync_refused_after_the_index_was_replaced_is_not_run_again_every_files_check(
     home: Path, sources: Path, tmp_path: Path
 ) -> None:
@@ -490,8 +517,8 @@ def test_ctrl_c_in_the_middle_of_a_sync_says_the_sync_was_stopped(
             "sync-stopped",
             "stopped",
         ]
-    else:
-        assert lines[1:] == [
+    else:  # after the start line, wrapped at the width
+        assert lines[-2:] == [
             "the sync in progress was stopped; `teamlore sync` finishes it.",
             "teamlore watch stopped.",
         ]
@@ -634,6 +661,36 @@ def test_sigterm_in_the_middle_of_a_request_stops_the_server_and_the_client_answ
     out, err = client.communicate(timeout=120)
     assert client.returncode == 0, err
     assert b"zqstop" in out
+
+
+def test_sighup_stops_the_server_as_sigterm_does(home: Path, tmp_path: Path) -> None:
+    """Its terminal closed (SIGHUP) killed it: `Hangup`, exit 129, no `stopped` line, and its
+    socket left behind."""
+    running = start_watch(tmp_path)
+    running.proc.send_signal(signal.SIGHUP)
+    assert running.proc.wait(timeout=60) == 0, running.log.read_text()
+    assert running.events("stopped") and not running.socket.exists()
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_server_whose_log_reader_went_away_stops_quietly(home: Path, fmt: str) -> None:
+    """`teamlore watch | head -1`, then a command it answers: it ended with `error INTERNAL:
+    BrokenPipeError` and exit 120 (exit 1 with --format json). A reader that stops reading ends
+    a command quietly (docs/cli-output.md): the server stops, exit 0, its socket removed."""
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "teamlore.cli.entry", "watch", "--format", fmt],
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+    )
+    os.close(write_end)
+    with os.fdopen(read_end) as log:  # read up to its first sync, then gone
+        while (line := log.readline()) and "synced" not in line:
+            pass
+    assert teamlore_cli("status").returncode == 0
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (0, b"")
+    assert not (home / warm.SOCKET_NAME).exists()
 
 
 @pytest.mark.parametrize(
@@ -848,26 +905,35 @@ def test_watch_on_a_read_only_state_dir_is_refused_with_its_code_not_a_traceback
     assert not (home / "watch.lock").exists() and not (home / "watch.sock").exists()
 
 
-def test_the_text_log_counts_with_nouns_in_the_right_number(
+def test_the_text_log_counts_with_nouns_in_the_right_number_and_fits_the_width(
     home: Path, sources: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`home`: a state dir path short enough for a socket under pytest-xdist's tmp_path."""
+    """`home`: a state dir path short enough for a socket under pytest-xdist's tmp_path. The
+    start line was 126 columns in a pipe at COLUMNS=80: teamlore's own sentences fit the
+    width."""
     monkeypatch.delenv("CODEX_HOME")
     folder = Path(os.environ["HOME"]) / ".codex" / "sessions"  # the default codex folder
     folder.mkdir(parents=True)
     one = sorted((sources / "codex").rglob("*.jsonl"))[0]
     shutil.copy(one, folder / one.name)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "teamlore.cli.entry", "watch"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "teamlore.cli.entry", "watch"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COLUMNS": "80"},
     )
     assert proc.stdout is not None
     try:
-        started, synced = proc.stdout.readline(), proc.stdout.readline()
+        lines = [proc.stdout.readline()]
+        while lines[-1] and not lines[-1].startswith("synced"):
+            lines.append(proc.stdout.readline())
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0
+    assert max(map(len, lines)) <= 81  # with its newline
+    started = " ".join(" ".join(lines[:-1]).split())
     assert started.startswith("teamlore watch: watching 1 session folder; answering sessions")
-    assert synced == "synced: 1 changed file, 1 turn written; the index holds 1 turn.\n"
+    assert lines[-1] == "synced: 1 changed file, 1 turn written; the index holds 1 turn.\n"
 
 
 def test_a_second_watch_on_the_same_state_dir_is_refused(server: Watch) -> None:

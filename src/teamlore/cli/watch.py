@@ -12,6 +12,7 @@ exit code. One request at a time; the sync runs between requests.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import re
@@ -23,11 +24,11 @@ import struct
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from teamlore.cli import output, warm
+from teamlore.cli import output, reader_went_away, warm
 from teamlore.cli.commands.sessions import lean_invocation
 from teamlore.cli.literal import json_text
 from teamlore.cli.output import FormatOption, OutputFormat, counted, fail, fail_unexpected
@@ -36,11 +37,11 @@ from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import FILE_MODE, display_path, state_dir, working_directory
+from teamlore.ops.sessions.watching import LinkWatcher, Watcher
 
 LOCK_NAME = "watch.lock"
 # sun_path holds 108 bytes on Linux, 104 on macOS, with the terminating NUL
 SOCKET_PATH_LIMIT = 104 if sys.platform == "darwin" else 108
-SESSION_SUFFIXES = (".jsonl",)  # what every provider writes (sessions/providers)
 SELECT_SECONDS = 0.25
 # how often the index and the session folders are looked at (a stat of each);
 # TEAMLORE_WATCH_FILES_CHECK_SECONDS sets another interval (docs/watch.md)
@@ -51,9 +52,6 @@ RETRIED_CODES = frozenset({"LOCK_BUSY"})
 # a sync refused with these needs the user to mend the index (`teamlore sync --rebuild`, a backup,
 # a newer teamlore): tried again only once the index file changes, whatever the session files do
 INDEX_CODES = frozenset({"DB_CORRUPT", "DB_SCHEMA_TOO_NEW"})
-# a watch of the readable folders failing this many times in a row (a folder gone or made
-# unreadable between the walk and the watch, each time) is a failure: the server stops
-WALK_ATTEMPTS = 5
 
 
 # a path quoted in an error's words: watchfiles names the folders it failed on
@@ -91,6 +89,8 @@ def watch(
     except KeyboardInterrupt:
         if not _stopping.is_set():  # stopped as asked: exit 0 whatever it interrupted
             raise
+    except LogReaderGone:  # `teamlore watch | head -1`: it stopped, its socket removed
+        raise SystemExit(reader_went_away()) from None
     except OSError as exc:  # e.g. a read-only state dir: no lock file can be created
         fail_unexpected(exc, fmt)
 
@@ -120,30 +120,43 @@ def _serve(fmt: OutputFormat, min_interval: float) -> None:
                     path.unlink()
             if server.sync_stopped:  # the index holds part of that sync
                 server.event("sync-stopped")
-            server.event("stopped")
+            server.event("stopped")  # not when its log lost its reader: no one reads it
 
 
-# set by Ctrl-C or SIGTERM: a command interrupted by it is not answered (its client runs it)
+# set by Ctrl-C, SIGTERM or SIGHUP: a command interrupted by it is not answered (its client
+# runs it)
 _stopping = threading.Event()
+# what stops the server cleanly: Ctrl-C, SIGTERM, and SIGHUP (its terminal closed)
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name)
+)
+
+
+class LogReaderGone(Exception):
+    """The server's log has no reader any more (`teamlore watch | head -1`, its terminal
+    closed): it stops quietly with exit 0, as every command does whose reader went away
+    (docs/cli-output.md). Not an OSError, so the handling of a client that went away does not
+    take it for one."""
 
 
 class _Stopped(BaseException):
-    """Ctrl-C or SIGTERM, raised where the server is. Not a KeyboardInterrupt: one that leaves
-    code compiled from a string (`eval` and `exec`, which typer's annotations and dataclasses run)
-    makes the interpreter exit by SIGINT at the end even once it is caught, and a stopped server
-    exits 0. Not an Exception either, so no handler of a command's own takes it for a failure."""
+    """Ctrl-C, SIGTERM or SIGHUP, raised where the server is. Not a KeyboardInterrupt: one that
+    leaves code compiled from a string (`eval` and `exec`, which typer's annotations and
+    dataclasses run) makes the interpreter exit by SIGINT at the end even once it is caught, and
+    a stopped server exits 0. Not an Exception either, so no handler of a command's own takes it
+    for a failure."""
 
 
 @contextlib.contextmanager
 def _stopped_by_signals() -> Iterator[None]:
-    """Ctrl-C and SIGTERM end the block, also in the middle of a request: the command's own
-    handling of Ctrl-C (exit 130) must not become its client's answer."""
+    """Ctrl-C, SIGTERM and SIGHUP end the block, also in the middle of a request: the
+    command's own handling of Ctrl-C (exit 130) must not become its client's answer."""
 
     def stop(signum: int, frame: object) -> None:
         _stopping.set()
         raise _Stopped
 
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
     try:
         yield
     except _Stopped:
@@ -203,12 +216,14 @@ class Server:
         from teamlore.ops.sessions.index import index_file
 
         self.index = index_file()
-        self.index_synced = _file_identity(self.index)
+        self.index_seen = _file_state(self.index)  # the index file when last looked at
+        self.index_synced = _index_identity(self.index)
         self.sync_stopped = False  # Ctrl-C or SIGTERM came in the middle of a sync
         # while a sync waits for the index to change (INDEX_CODES): the index file's state then
         self.held: tuple[int, ...] | None = None
         self.failure: tuple[str, str] | None = None  # the refusal logged last, until a sync works
         self.unreadable: set[str] = set()  # the unreadable folders logged, while they stay so
+        self.log_reader_gone = False  # the log cannot be written: the server stops, unlogged
         _load_served_code()
 
     @property
@@ -270,7 +285,7 @@ class Server:
                 f"its socket {display_path(self.path)} was removed while it ran, so no command"
                 " could reach it",
             )
-        if _file_identity(self.index) != self.index_synced and not self.changed.is_set():
+        if not self.changed.is_set() and self._index_replaced():
             self.event("index-replaced")
             self.changed.set()
         if self.held is not None and _file_state(self.index) != self.held:
@@ -283,6 +298,23 @@ class Server:
         self.watcher = Watcher(self.roots, self.changed)  # and syncs: files came meanwhile
         self.watcher.start()
         self.event("folders-changed", folders=len(self.roots))
+
+    def _index_replaced(self) -> bool:
+        """Whether another index stands where the one synced last was: removed, replaced, or
+        made anew in the same file (a new file may get the removed one's inode). Its id is read
+        only when the file changed since it was last looked at."""
+        state = _file_state(self.index)
+        if state == self.index_seen:
+            return False
+        self.index_seen = state
+        file, index_id = _index_identity(self.index)
+        # an id that cannot be read (the index damaged in place, or being made) is no other
+        # index yet: the file's next change says
+        return file != self.index_synced[0] or index_id not in (None, self.index_synced[1])
+
+    def _remember_index(self) -> None:
+        self.index_seen = _file_state(self.index)  # first: a change after it is seen next time
+        self.index_synced = _index_identity(self.index)
 
     def _may_sync(self) -> bool:
         return time.monotonic() - self.last_sync >= self.min_interval
@@ -303,7 +335,7 @@ class Server:
         finally:
             # the index this sync left, refused or not: a refused sync is not run again every
             # files check because the first sync made the index, or a `--rebuild` replaced it
-            self.index_synced = _file_identity(self.index)
+            self._remember_index()
         self.failure = None
         self._watch_links()
         self.event(
@@ -400,13 +432,23 @@ class Server:
         os.execv(sys.executable, sys.orig_argv)
 
     def event(self, name: str, **fields: Any) -> None:
-        """One line of the server's log: JSON lines with --format json."""
-        if self.fmt is OutputFormat.json:
-            sys.stdout.write(json_text({"event": name, **fields}) + "\n")
-        else:
-            for line in event_lines(name, fields, terminal=sys.stdout.isatty()):
-                sys.stdout.write(line + "\n")
-        sys.stdout.flush()
+        """One line of the server's log: JSON lines with --format json. A log with no reader
+        any more (a pipe closed: EPIPE; a terminal closed: EIO) stops the server
+        (`LogReaderGone`), and nothing more is written."""
+        if self.log_reader_gone:
+            return
+        try:
+            if self.fmt is OutputFormat.json:
+                sys.stdout.write(json_text({"event": name, **fields}) + "\n")
+            else:
+                for line in event_lines(name, fields):
+                    sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+        except OSError as exc:
+            if exc.errno not in (errno.EPIPE, errno.EIO):
+                raise
+            self.log_reader_gone = True
+            raise LogReaderGone from exc
 
 
 def _files_check_seconds(environ: dict[str, str] | os._Environ[str]) -> float:
@@ -426,6 +468,13 @@ def _file_identity(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
+
+
+def _index_identity(path: Path) -> tuple[tuple[int, int] | None, str | None]:
+    """Which index `path` holds: its file, and the id the index keeps in its `meta` table."""
+    from teamlore.ops.sessions.index import index_id
+
+    return _file_identity(path), index_id(path)
 
 
 def _file_state(path: Path) -> tuple[int, ...] | None:
@@ -462,11 +511,11 @@ _COUNTED_NOUNS = {
 }
 
 
-def event_lines(name: str, fields: dict[str, Any], *, terminal: bool) -> list[str]:
-    """An event of the text log: wrapped at words on a terminal, where a person reads it, as
-    teamlore's own words are; one line in a log file or a pipe, to grep."""
-    text = _event_text(name, fields)
-    return output.wrapped_lines("", text) if terminal else [text]
+def event_lines(name: str, fields: dict[str, Any]) -> list[str]:
+    """An event of the text log: a sentence of teamlore's own, wrapped at words at the width
+    (the terminal's, or COLUMNS) as every other is, in a pipe too; `--format json` logs one
+    line an event, to grep."""
+    return output.wrapped_lines("", _event_text(name, fields))
 
 
 def _event_text(name: str, fields: dict[str, Any]) -> str:
@@ -603,187 +652,3 @@ def _load_served_code() -> None:
     """Import what the served commands run, so the first request does not pay for it."""
     from teamlore.ops.memory import search  # noqa: F401
     from teamlore.ops.sessions import index  # noqa: F401
-
-
-def _session_file(change: object, path: str) -> bool:
-    """A session file, or a folder that came (made, or moved in with its sessions: a backup
-    restored, a Codex day folder); its files made no event of their own. A symlink to a folder
-    is not one: sync does not enter those (docs/sessions.md)."""
-    if path.endswith(SESSION_SUFFIXES):
-        return True
-    import watchfiles
-
-    return change == watchfiles.Change.added and os.path.isdir(path) and not os.path.islink(path)
-
-
-def _through_a_linked_folder(path: str, roots: Sequence[Path]) -> bool:
-    """Whether a folder between its watched root and `path` is a symlink. The watch follows
-    such links, but sync does not enter them: a write there would start a sync that changes
-    nothing."""
-    for root in roots:
-        if not path.startswith(f"{root}{os.sep}"):
-            continue
-        folder = str(root)
-        for part in path[len(folder) + 1 :].split(os.sep)[:-1]:
-            folder = os.path.join(folder, part)
-            if os.path.islink(folder):
-                return True
-        return False
-    return False
-
-
-class _WatchThread(threading.Thread):
-    """A watcher's thread. Whatever ends it other than `stop` is kept in `failure`, never
-    printed: the server checks it at every turn of its loop and stops (`WATCH_NOTIFY_FAILED`),
-    since a server that no longer watches would keep the index stale unseen."""
-
-    def __init__(self, name: str, changed: threading.Event) -> None:
-        super().__init__(name=name, daemon=True)
-        self.changed = changed
-        self.stop = threading.Event()
-        self.failure: BaseException | None = None
-
-    def run(self) -> None:
-        try:
-            self.watch()
-        except BaseException as exc:  # the server's loop reports it and stops
-            self.failure = exc
-
-    def watch(self) -> None:
-        raise NotImplementedError
-
-
-class Watcher(_WatchThread):
-    """Sets `changed` when a session file under the roots changes, or a folder comes
-    (watchfiles: inotify on Linux, FSEvents on macOS); the server syncs on its own thread."""
-
-    def __init__(self, roots: list[Path], changed: threading.Event) -> None:
-        super().__init__("teamlore-watch", changed)
-        self.roots = roots
-        self.changed.set()  # the first sync runs at start
-        # the folders under the roots that cannot be read (their mode or owner), as last walked:
-        # the server logs each once; the rest is watched folder by folder
-        self.unreadable: tuple[str, ...] = ()
-
-    def watch(self) -> None:
-        if not self.roots:
-            return
-        try:
-            _set_on_change(self.roots, self.wanted, self.changed, self.stop, recursive=True)
-            return
-        except OSError:
-            # one folder that cannot be read fails the whole recursive watch (a folder gone
-            # meanwhile too): watch each folder that can be, below
-            pass
-        failed = 0
-        while not self.stop.is_set():
-            try:
-                self._watch_each_folder()
-                failed = 0
-            except (FileNotFoundError, PermissionError):
-                # a folder went away, or became unreadable, between the walk and the watch
-                failed += 1
-                if failed == WALK_ATTEMPTS:
-                    raise
-                self.stop.wait(SELECT_SECONDS)
-
-    def _watch_each_folder(self) -> None:
-        """Watch every folder under the roots that can be read, each on its own, until one
-        comes or an unreadable one changes (its mode, say): then walk the roots again."""
-        folders, self.unreadable = _readable_folders(self.roots)
-        if not folders:
-            self.stop.wait()  # the roots went away: the server watches them anew when they come
-            return
-        again = threading.Event()
-        unreadable = set(self.unreadable)
-
-        def wanted(change: object, path: str) -> bool:
-            import watchfiles
-
-            if path in unreadable or (change == watchfiles.Change.added and os.path.isdir(path)):
-                again.set()
-            return path in unreadable or self.wanted(change, path)
-
-        self.changed.set()  # what came in the folders just found before they were watched
-        _set_on_change(
-            folders, wanted, self.changed, _EitherEvent(self.stop, again), recursive=False
-        )
-
-    def wanted(self, change: object, path: str) -> bool:
-        return _session_file(change, path) and not _through_a_linked_folder(path, self.roots)
-
-
-class _EitherEvent:
-    """Set when either event is (what watchfiles' `stop_event` needs: `is_set`)."""
-
-    def __init__(self, *events: threading.Event) -> None:
-        self.events = events
-
-    def is_set(self) -> bool:
-        return any(event.is_set() for event in self.events)
-
-
-def _readable_folders(roots: Sequence[Path]) -> tuple[list[str], tuple[str, ...]]:
-    """Every folder under `roots` that can be read, and those that cannot (their mode or
-    owner). A symlinked folder is not entered, as sync does not enter it."""
-    folders: list[str] = []
-    unreadable: list[str] = []
-
-    def refused(exc: OSError) -> None:
-        if isinstance(exc, PermissionError) and exc.filename:
-            unreadable.append(os.fsdecode(exc.filename))
-
-    for root in roots:
-        for folder, _subfolders, _files in os.walk(root, onerror=refused):
-            folders.append(folder)
-    return folders, tuple(unreadable)
-
-
-class LinkWatcher(_WatchThread):
-    """Sets `changed` when a file that a symlinked session file names is written: it watches
-    each such file's folder, not its subfolders (the folder may be any folder, a home say)."""
-
-    def __init__(self, files: frozenset[str], changed: threading.Event) -> None:
-        super().__init__("teamlore-watch-links", changed)
-        self.files = files
-
-    def watch(self) -> None:
-        folders = sorted({os.path.dirname(f) for f in self.files} - {""})
-        folders = [folder for folder in folders if os.path.isdir(folder)]
-        if not folders:
-            return
-        with contextlib.suppress(OSError):  # a folder gone meanwhile: the next sync looks again
-            _set_on_change(
-                folders,
-                lambda _change, path: path in self.files,
-                self.changed,
-                self.stop,
-                recursive=False,
-            )
-
-
-def _set_on_change(
-    paths: Sequence[Path | str],
-    watch_filter: Callable[[Any, str], bool],
-    changed: threading.Event,
-    stop: threading.Event | _EitherEvent,
-    *,
-    recursive: bool,
-) -> None:
-    """Set `changed` at each batch of changes under `paths` that `watch_filter` keeps, until
-    `stop` (watchfiles: inotify on Linux, FSEvents on macOS; changes within 1.6 s are one).
-    A path that cannot be watched fails them all: watchfiles' `ignore_permission_denied`
-    would also pass over the system's limit of watches, leaving folders unwatched unseen."""
-    import watchfiles
-
-    for _ in watchfiles.watch(
-        *paths,
-        watch_filter=watch_filter,
-        recursive=recursive,
-        debounce=1600,
-        step=200,
-        stop_event=stop,
-        raise_interrupt=False,
-        ignore_permission_denied=False,  # not WATCHFILES_IGNORE_PERMISSION_DENIED's choice
-    ):
-        changed.set()

@@ -488,12 +488,32 @@ def open_index(home: Path | None = None) -> sqlite3.Connection:
     path = index_db_path(home)
     conn = db.connect(path, MIGRATIONS, new_page_size=INDEX_PAGE_SIZE, remade=True)
     with db.write_tx(conn):
+        # `index_id`: which index this file holds, written once (`teamlore watch` tells a new
+        # index from the one it synced by it: the new file may get the old one's inode)
         conn.execute(
-            "INSERT INTO meta(key, value) VALUES ('analyzer_version', ?) "
-            "ON CONFLICT(key) DO NOTHING",
+            "INSERT INTO meta(key, value) VALUES ('analyzer_version', ?),"
+            " ('index_id', lower(hex(randomblob(16)))) ON CONFLICT(key) DO NOTHING",
             (ANALYZER_VERSION,),
         )
     return conn
+
+
+def index_id(path: Path) -> str | None:
+    """The `index_id` the index at `path` holds, read without writing a byte; None when there
+    is no index there or it cannot be read (being made, damaged)."""
+    import contextlib
+
+    conn = db.open_read_only(path) if path.exists() else None
+    if conn is None:
+        return None
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'index_id'").fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        with contextlib.suppress(sqlite3.Error):
+            conn.close()
+    return str(row[0]) if row else None
 
 
 # a file written this recently is one a session may still be appending to (docs/sessions.md,

@@ -97,9 +97,10 @@ def _unreadable_sessions(status: dict[str, Any]) -> str | None:
     if not unreadable["count"]:
         return None
     first = unreadable["recent"][0]
+    count = unreadable["count"]
+    what = "file or folder" if count == 1 else "files or folders"
     return (
-        f"the last sync could not read {unreadable['count']} files or folders"
-        f" (first: {first['file']}: {first['message']})"
+        f"the last sync could not read {count} {what} (first: {first['file']}: {first['message']})"
     )
 
 

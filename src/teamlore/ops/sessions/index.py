@@ -370,6 +370,15 @@ def index_file(home: Path | None = None) -> Path:
     return index_db_path(home)
 
 
+def index_id(index: Path) -> str | None:
+    """Which index the file `index` (`index_file()`) holds: the id written when it was made;
+    None when none can be read. `teamlore watch` syncs again when it changes, whatever the
+    file's inode."""
+    from teamlore.sessions import index_db
+
+    return index_db.index_id(index)
+
+
 def _read_index(home: Path | None) -> sqlite3.Connection:
     return open_index_for_read(home)
 
