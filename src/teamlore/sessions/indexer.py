@@ -144,8 +144,13 @@ class _FileRow:
     session_id: int | None
     status: str
 
+    def holds(self, st: os.stat_result) -> bool:
+        """Whether the index read the file as it is: same device, inode, size and mtime."""
+        held = (self.dev, self.inode, self.size, self.mtime_ns)
+        return held == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
-def _load_file_rows(conn: sqlite3.Connection) -> dict[str, _FileRow]:
+
+def load_file_rows(conn: sqlite3.Connection) -> dict[str, _FileRow]:
     """Every file the index holds, by path: what tells whether a file changed and where to
     resume. Its saved parser state is read only for a file that changed (`_resume_state`):
     loading every file's state made a third of a no-op resync of 10k files."""
@@ -274,11 +279,11 @@ class Indexer:
         stats = SyncStats()
         self._session_key = session_keys(self.home)
         stats.turns_reanalyzed = reanalyze_if_outdated(self.conn, self.progress)
-        known = _load_file_rows(self.conn)
+        known = load_file_rows(self.conn)
         files = list(discover_files(sources, self.adapters, stats))
         # one stat per file for the whole sync: what it will read, then whether each changed
         # (a no-op resync is that stat and nothing else per file; docs/sessions.md)
-        identities = _stat_files(files)
+        identities = stat_files(files)
         if not rebuild:
             self._follow_moved_files(files, identities, known)
         seen_paths: set[str] = set()
@@ -421,12 +426,7 @@ class Indexer:
             )
             return
         identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-        if (
-            row is not None
-            and not rebuild
-            and row.status == "ok"
-            and (row.dev, row.inode, row.size, row.mtime_ns) == identity
-        ):
+        if row is not None and not rebuild and row.status == "ok" and row.holds(st):
             return
         path = Path(key)
         try:
@@ -728,7 +728,7 @@ class Indexer:
         stats.files_unavailable += len(missing)
 
 
-def _stat_files(files: list[tuple[Source, str]]) -> dict[str, os.stat_result | OSError]:
+def stat_files(files: list[tuple[Source, str]]) -> dict[str, os.stat_result | OSError]:
     """Each discovered file's `stat`, or why it failed, by path."""
     identities: dict[str, os.stat_result | OSError] = {}
     stat = os.stat

@@ -8,7 +8,6 @@ import os
 import shlex
 import sqlite3
 import stat
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -124,7 +123,7 @@ def _quick_check(path: Path) -> str | None:
 
 
 def index_check(ctx: OpContext, home: Path) -> doctor_checks.Check:
-    from teamlore.ops.sessions.index import SyncRequest, resolve_sources
+    from teamlore.ops.sessions.index import files_behind
     from teamlore.sessions.index_db import INDEX_DB_NAME
 
     if not (home / INDEX_DB_NAME).exists():
@@ -140,25 +139,13 @@ def index_check(ctx: OpContext, home: Path) -> doctor_checks.Check:
     if problem := _unreadable_sessions(status):
         fix = "fix the owner or mode of what `teamlore status` names, then `teamlore sync`"
         return doctor_checks.Check("index", "warn", problem, fix)
-    since = datetime.fromisoformat(str(last).replace("Z", "+00:00")).timestamp()
-    behind = scanned = 0
-    for source in resolve_sources(SyncRequest(), home):
-        if not isinstance(source.looked_at(), os.stat_result):
-            continue  # not there, or the sync could not read it (above)
-        files = [source.root] if source.root.is_file() else source.root.rglob("*.jsonl")
-        for path in files:
-            scanned += 1
-            if scanned > MAX_FILES_SCANNED:
-                break
-            if path.is_file() and path.stat().st_mtime > since:
-                behind += 1
-    if behind:
-        return doctor_checks.Check(
-            "index",
-            "warn",
-            f"last sync {last}; {behind} session files changed since",
-            "teamlore sync",
-        )
+    new, changed = files_behind(home, MAX_FILES_SCANNED)
+    if new or changed:
+        why = [f"{new} not in the index"] if new else []
+        why += [f"{changed} changed since it read them"] if changed else []
+        files = "file" if new + changed == 1 else "files"
+        message = f"last sync {last}; {new + changed} session {files} behind: {', '.join(why)}"
+        return doctor_checks.Check("index", "warn", message, "teamlore sync")
     return doctor_checks.Check("index", "ok", f"last sync {last}; no session file behind")
 
 

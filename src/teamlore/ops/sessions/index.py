@@ -126,6 +126,32 @@ def linked_session_files() -> frozenset[str]:
     return frozenset(linked)
 
 
+def files_behind(home: Path, limit: int) -> tuple[int, int]:
+    """How many session files a plain sync would read now, of the first `limit` its discovery
+    finds: (not in the index, held at another size or time). The sync's own walk and one stat
+    per file, whatever the files' dates (a restored backup, a folder moved in, a sync cut
+    short); what it cannot read is `status`'s, and a file held as failed waits for a change."""
+    from itertools import islice
+
+    from teamlore.sessions.indexer import SyncStats, discover_files, load_file_rows, stat_files
+
+    sources = resolve_sources(SyncRequest(), home)
+    adapters = {s.provider: get_adapter(s.provider) for s in sources}
+    with index_errors(_read_index(home)) as conn:
+        known = load_file_rows(conn)
+    found = list(islice(discover_files(sources, adapters, SyncStats()), limit))
+    new = changed = 0
+    for path, st in stat_files(found).items():
+        row = known.get(path)
+        if isinstance(st, OSError) or (row is not None and row.status == "failed"):
+            continue
+        if row is None or row.status == "unavailable":
+            new += 1
+        elif not row.holds(st):
+            changed += 1
+    return new, changed
+
+
 def _source(provider: str, raw: str, given: str, refusal: errors.ErrorCode) -> Source:
     """A source root; refused (naming where it was `given`) when no folder or file could ever
     have that path: a name too long for the file system, a NUL byte."""
