@@ -4,6 +4,7 @@ consolidation (each operation as current vs proposed), confirm --kind consolidat
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -68,3 +69,10 @@ def test_confirm_refuses_a_drifted_consolidation_with_its_code(world: World) -> 
     assert done.returncode == 1 and "CONSOLIDATION_DRIFT" in done.stderr
     review = world.cli("memory", "review", "--kind", "consolidation").stdout
     assert "drift" in review and "scene team-memory-design changed since synthesize" in review
+    # the discard it names is the candidate's, as review shows it (it said `--candidate ID`),
+    # and runs as printed without a terminal (with the --reason that needs)
+    printed = re.findall(r"`(teamlore memory discard [^`]*)`", done.stderr)
+    assert printed and "--candidate ID" not in done.stderr
+    discarded = world.cli(*shlex.split(printed[0])[1:], input="")
+    assert discarded.returncode == 0, discarded.stderr
+    assert discarded.stdout.startswith("Discarded patch-consolidate-")

@@ -88,11 +88,12 @@ def test_a_lint_refusal_fits_80_columns_and_keeps_its_command_whole(repo: Path) 
     )
     assert done.returncode == 1, done.stderr
     lines = done.stderr.splitlines()
-    assert [line for line in lines if len(line) > 80] == [], lines
+    # past 80 columns only the command, whole on its line to be copied
+    command = f'`teamlore memory discard --candidate {short(blocked)} --reason "blocked by lint"`'
+    assert [line for line in lines if len(line) > 80] == [f"      ({command}),"], lines
     words = " ".join(done.stderr.split())
-    # one candidate: its id in the command, runnable as written, and the flag that keeps its
-    # lesson named apart (the whole command with it passes 80 columns)
-    command = f"`teamlore memory discard --candidate {short(blocked)}`"
+    # one candidate: its id in the command, runnable as written (with the --reason a run
+    # without a terminal needs), and the flag that keeps its lesson named apart
     assert words.startswith(
         f"error LINT_BLOCKED: blocked by lint: {short(blocked)} (secret.github-token); discard it"
         f" ({command}), or keep its lesson: with `--extract-again` it is extracted again"

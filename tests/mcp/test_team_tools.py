@@ -191,10 +191,14 @@ def test_a_refusal_names_the_tool_beside_the_command_over_mcp_and_only_the_comma
     )
     assert promoted["error"]["code"] == "PLAN_NOT_FOUND"
     assert promoted["error"]["next"] == (
-        "Make a plan with the tool `threadshare_memory_prepare` or `teamlore memory prepare`."
+        "Make a plan with `teamlore memory confirm` (from a request: the tool "
+        "`threadshare_memory_prepare` or `teamlore memory prepare`)."
     )
     over_cli = cli(repo, "memory", "discard", "--candidate", "nope")["error"]
     assert over_cli["next"] == "See what awaits review with `teamlore memory review`."
     assert {**over_cli, "next": discarded["error"]["next"]} == discarded["error"]
     over_cli = cli(repo, "memory", "promote", "--plan", plan)["error"]
-    assert over_cli["next"] == "Make a plan with `teamlore memory prepare`."
+    assert (
+        over_cli["next"]
+        == "Make a plan with `teamlore memory confirm` (from a request: `memory prepare`)."
+    )

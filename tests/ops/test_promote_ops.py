@@ -125,6 +125,8 @@ def test_cli_and_mcp_promote_give_the_same_results_and_errors(world: World) -> N
     assert over_cli["code"] == "PLAN_NOT_FOUND"
     assert "`threadshare_memory_prepare`" in refused["next"]
     assert "`threadshare_memory_prepare`" not in over_cli["next"]
+    # a person makes plans as the README's flow does (`confirm`, then `promote`)
+    assert over_cli["next"].startswith("Make a plan with `teamlore memory confirm`")
     replay = orjson.loads(
         teamlore_cli(
             "memory", "promote", "--plan", plan_id, "--format", "json", cwd=world.root

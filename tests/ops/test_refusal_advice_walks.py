@@ -5,6 +5,7 @@ operations."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 from recall_world import WINDOW
 from test_review import TEXT, Flow, candidate, store
 
-from support import teamlore_cli
+from support import in_process, teamlore_cli
 from teamlore.core.errors import TeamloreError
 
 SCENE = (
@@ -112,7 +113,8 @@ def test_a_candidate_blocked_by_a_newer_rule_is_offered_extract_again(flow: Flow
 
     cid = _staged_under_an_older_rule(flow)
     short = short_candidate_id(cid)
-    again = f"teamlore memory discard --candidate {short} --extract-again"
+    discard = f'teamlore memory discard --candidate {short} --reason "blocked by lint"'
+    again = f"{discard} --extract-again"
     item = flow.item(cid)
     assert item["blocked"] and [f["rule"] for f in item["lintFindings"]] == ["slug.scene-name"]
 
@@ -121,12 +123,12 @@ def test_a_candidate_blocked_by_a_newer_rule_is_offered_extract_again(flow: Flow
     error = named.value.to_json()
     assert error["code"] == "LINT_BLOCKED"
     assert (
-        f"discard it (`teamlore memory discard --candidate {short}`), or keep its lesson: with"
+        f"discard it (`{discard}`), or keep its lesson: with"
         " `--extract-again` it is extracted again" in error["message"]
     )
     assert "Add `--extract-again` to that discard to keep its lesson" in error["next"]
     (left_out,) = error["details"]["leftOut"]
-    assert left_out["next"] == f"teamlore memory discard --candidate {short}"
+    assert left_out["next"] == discard
     assert left_out["extractAgain"] == again
 
     # the advice works: its turns go back and recall offers them again
@@ -164,7 +166,11 @@ def test_the_review_text_names_extract_again_for_a_candidate_blocked_by_lint(flo
     assert "blocked slug.scene-name" in shown
     from teamlore.ops.memory.review import short_candidate_id
 
-    again = f"teamlore memory discard --candidate {short_candidate_id(cid)} --extract-again"
+    # whole at 80 columns: broken before a flag, with the shell's ` \`
+    again = (
+        f"teamlore memory discard --candidate {short_candidate_id(cid)} \\ "
+        '--reason "blocked by lint" --extract-again'
+    )
     assert f"or keep its lesson, extract it again: {again}" in shown
     assert max(len(line) for line in done.stdout.splitlines()) <= 80
 
@@ -196,7 +202,10 @@ def test_a_plan_voided_by_a_target_its_candidate_updates_says_to_extract_it_agai
     with pytest.raises(TeamloreError) as voided:
         flow.op("memory.promote", {"planId": plan["planId"]})
     error = voided.value.to_json()
-    again = f"teamlore memory discard --candidate {short_candidate_id(updater)} --extract-again"
+    again = (
+        f"teamlore memory discard --candidate {short_candidate_id(updater)} "
+        '--reason "it cannot be promoted as it is" --extract-again'
+    )
     assert error["code"] == "PROMOTION_TARGET_DRIFT"
     assert "review and prepare again" not in error["message"]
     assert "was edited since the candidate was adjudicated" in error["message"]
@@ -204,8 +213,12 @@ def test_a_plan_voided_by_a_target_its_candidate_updates_says_to_extract_it_agai
     assert error["next"] == f"Discard it with `{again}`, then recall."
     assert error["details"]["candidateIds"] == [updater]
 
-    # what it says works: the turns go back and recall offers them again
-    flow.op("memory.discard", {"candidateId": updater, "extractAgain": True})
+    # what it says works, run as printed without a terminal (it refused `needs a reason`):
+    # the turns go back and recall offers them again
+    done = in_process(
+        *shlex.split(again)[1:], cwd=flow.repo, env={"TEAMLORE_HOME": str(flow.home)}, input=""
+    )
+    assert done.returncode == 0, done.stderr
     assert flow.op("memory.recall", {**WINDOW})["sources"]
 
 
@@ -230,7 +243,13 @@ def test_status_sends_drafts_an_agent_staged_back_to_stage_not_to_the_runner(flo
     waiting = flow.op("memory.status", {})["adjudication"]
     assert "--runner" not in waiting["next"], waiting["next"]
     assert waiting["next"].startswith("stage the same draft batch again (`teamlore memory stage")
-    assert "`teamlore memory discard --candidate ID`" in waiting["next"]
+    # the draft it names, with the --reason a discard without a terminal needs (it said
+    # `--candidate ID`, and no reason)
+    discard = (
+        f"teamlore memory discard --candidate {short_candidate_id(draft)}"
+        ' --reason "not adjudicated"'
+    )
+    assert waiting["next"].endswith(f"or discard it (`{discard}`)")
     assert waiting["unplannedDrafts"] == 1 and waiting["stagedDraftIds"] == [draft]
     done = teamlore_cli(
         "memory", "status", cwd=flow.repo, env={"TEAMLORE_HOME": str(flow.home), "COLUMNS": "80"}
@@ -242,7 +261,8 @@ def test_status_sends_drafts_an_agent_staged_back_to_stage_not_to_the_runner(flo
         "Adjudication 1 draft awaits adjudication, staged by `memory stage`: stage the same "
         "draft batch again (it answers with the adjudication task to decide), or discard it: "
         "teamlore memory stage --request FILE "
-        f"teamlore memory discard --candidate {short_candidate_id(draft)}"
+        f"teamlore memory discard --candidate {short_candidate_id(draft)} \\ "
+        '--reason "not adjudicated"'
     ) in shown
     assert max(len(line) for line in done.stdout.splitlines()) <= 80
 

@@ -233,9 +233,10 @@ def test_confirm_leaves_a_blocked_candidate_out_names_it_and_plans_the_others(fl
         "candidateId": blocked,
         "code": "LINT_BLOCKED",
         "why": "blocked by lint (secret.github-token)",
-        "next": f"teamlore memory discard --candidate {blocked[:20]}-c2",
+        "next": f'teamlore memory discard --candidate {blocked[:20]}-c2 --reason "blocked by lint"',
         # a plain discard drops its lesson: what keeps it
-        "extractAgain": f"teamlore memory discard --candidate {blocked[:20]}-c2 --extract-again",
+        "extractAgain": f"teamlore memory discard --candidate {blocked[:20]}-c2"
+        ' --reason "blocked by lint" --extract-again',
     }
     # naming it is asking for it: refused, as `memory prepare` refuses a request naming it
     with pytest.raises(TeamloreError) as named:
@@ -276,7 +277,8 @@ def test_confirm_refuses_a_candidate_whose_target_drifted_with_that_drift(flow: 
     assert named.value.message == (
         f"{updater}: entry release-tag-prefix was edited since the candidate was adjudicated;"
         f" discard it (`teamlore memory discard --candidate {short_candidate_id(updater)}"
-        " --extract-again`) or leave it out of --candidate"
+        ' --reason "it cannot be promoted as it is" --extract-again`) or leave it out of'
+        " --candidate"
     )
 
     with pytest.raises(TeamloreError) as every:
@@ -322,7 +324,8 @@ def test_a_refusal_names_a_drifted_consolidation_by_its_drift_never_as_empty_lin
     assert refused.value.code == "LINT_BLOCKED"
     assert refused.value.message == (
         "blocked by lint: extract-1-c1 (secret.github-token); discard it"
-        " (`teamlore memory discard --candidate ID`); also left out: patch-consolidate-2"
+        ' (`teamlore memory discard --candidate extract-1-c1 --reason "blocked by lint"`);'
+        " also left out: patch-consolidate-2"
         " (the approved entry files changed since synthesize)"
     )
     assert [c["candidateId"] for c in refused.value.details["candidates"]] == ["extract-1-c1"]
@@ -337,9 +340,18 @@ def test_a_drifted_consolidation_refused_alone_says_to_synthesize_again() -> Non
     with pytest.raises(TeamloreError) as refused:
         _confirmable([drifted], [])
     assert refused.value.code == "CONSOLIDATION_DRIFT"
+    # the candidate's own id (it said `--candidate ID`), with the --reason a discard without a
+    # terminal needs: the command runs as printed
+    discard = (
+        "teamlore memory discard --candidate patch-consolidate-2"
+        ' --reason "team memory changed since it was synthesized"'
+    )
     assert refused.value.message == (
         "patch-consolidate-2: the approved entry files changed since synthesize; discard it"
-        " (`teamlore memory discard --candidate ID`), then synthesize again"
+        f" (`{discard}`), then synthesize again"
+    )
+    assert refused.value.to_json()["next"] == (
+        f"Discard it with `{discard}`, then `teamlore memory synthesize`."
     )
 
 
@@ -354,7 +366,8 @@ def test_a_drifted_consolidation_left_out_says_to_synthesize_again_once() -> Non
         "candidateId": "patch-consolidate-2",
         "code": "CONSOLIDATION_DRIFT",
         "why": "the approved entry files changed since synthesize",
-        "next": "teamlore memory discard --candidate patch-consolidate-2, then synthesize again",
+        "next": "teamlore memory discard --candidate patch-consolidate-2 --reason "
+        '"team memory changed since it was synthesized", then synthesize again',
     }
     # the line `memory confirm` prints for it (and the page's Plan says the same words)
     assert f"{out['why']}; discard it: {out['next']}".count("synthesize again") == 1

@@ -64,7 +64,7 @@ def test_memory_status_says_how_to_move_on_drafts_an_agent_staged(
     """Drafts an agent staged (`memory stage`) and never adjudicated have no runner plan, and
     need none: status says to stage the same draft batch again (what ADJUDICATION_STALE says),
     or to discard them, not to plan them with the batch runner."""
-    from teamlore.ops.runner.waiting import STAGE_AGAIN
+    from teamlore.ops.runner.waiting import stage_again
 
     world = make_world(tmp_path, home)
     code, recalled = world.op("memory.recall", WINDOW)
@@ -79,7 +79,7 @@ def test_memory_status_says_how_to_move_on_drafts_an_agent_staged(
     assert status["adjudication"]["plans"] == []
     assert status["adjudication"]["unplannedDrafts"] == 1
     assert len(status["adjudication"]["stagedDraftIds"]) == 1
-    assert status["adjudication"]["next"] == STAGE_AGAIN
+    assert status["adjudication"]["next"] == stage_again(status["adjudication"]["stagedDraftIds"])
     code, out, err = _text(world, "memory", "status")
     assert code == 0, err
     assert "staged by `memory stage`: stage the same draft batch again" in " ".join(out.split())

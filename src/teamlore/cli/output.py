@@ -343,6 +343,24 @@ def say_wrapped(
         say(styled(line, style) if style else line, console=console)
 
 
+def say_command(command: str, indent: int = 4) -> None:
+    """A command to copy and run, under `indent` spaces: on one line, or where that would pass
+    the terminal's width broken before a flag, each line but the last ending in ` \\`, so the
+    lines pasted into a shell still run as the one command."""
+    from rich.cells import cell_len
+
+    lines = [" " * indent]
+    for part in re.split(r" (?=--)", command):
+        line = f"{lines[-1]} {part}" if lines[-1].strip() else f"{lines[-1]}{part}"
+        if lines[-1].strip() and cell_len(line) + 2 > stdout.width:
+            lines[-1] += " \\"
+            lines.append(f"{' ' * (indent + 2)}{part}")
+        else:
+            lines[-1] = line
+    for line in lines:
+        say(line)
+
+
 def say_titled(title: str, details: str) -> None:
     """`title` (an id: one token, in bold) then `details` on its line, or on the next line under
     it, indented, when the two would pass the terminal's width: a search hit's head line."""

@@ -9,6 +9,21 @@ from __future__ import annotations
 
 REVIEW_AGAIN = "Review again (`teamlore memory review`), then confirm anew."
 
+# why teamlore advises a discard, given as its `--reason` (a discard cannot be undone, so one
+# run without a terminal needs a reason: `memory discard` refuses it otherwise, exit 2)
+CANNOT_BE_PROMOTED = "it cannot be promoted as it is"
+BLOCKED_BY_LINT = "blocked by lint"
+MEMORY_CHANGED = "team memory changed since it was synthesized"
+
+
+def discard_command(candidate: str, reason: str, *, extract_again: bool = False) -> str:
+    """`teamlore memory discard` of `candidate` (an id as the views show it) runnable as printed,
+    with or without a terminal: with the `--reason` it needs there (why teamlore advises it);
+    `--extract-again` (its turns go back) last."""
+    again = " --extract-again" if extract_again else ""
+    return f'teamlore memory discard --candidate {candidate} --reason "{reason}"{again}'
+
+
 NEXT: dict[str, str] = {
     # usage
     "USAGE": "Run the command with `--help` to see its arguments, then call it again.",
@@ -140,10 +155,14 @@ NEXT: dict[str, str] = {
     ),
     "RECALL_REQUEST_INVALID": "Fix the field the message names (docs/extraction.md lists them).",
     # promotion
-    "PLAN_NOT_FOUND": "Make a plan with `teamlore memory prepare`.",
+    # the README's flow: a person makes plans with `confirm`; `prepare` takes a request (a
+    # script's, an agent's: MCP callers are named its tool)
+    "PLAN_NOT_FOUND": (
+        "Make a plan with `teamlore memory confirm` (from a request: `memory prepare`)."
+    ),
     "PLAN_DIGEST_MISMATCH": "Review the plan again (`teamlore memory review`) and use its digest.",
     "PLAN_STATE_INVALID": "Check the plan with `teamlore memory status`; prepare again if void.",
-    "PLAN_CORRUPT": "Prepare a new plan with `teamlore memory prepare`.",
+    "PLAN_CORRUPT": "Make a new plan with `teamlore memory confirm` (or `memory prepare`).",
     "PROMOTION_ROLLBACK_REQUIRED": "Restore what `git status` shows changed, then promote again.",
     "PROMOTION_TARGET_DRIFT": "Review again (`teamlore memory review`) and prepare a new plan.",
     "CANDIDATE_NOT_FOUND": "See what awaits review with `teamlore memory review`.",

@@ -26,6 +26,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from teamlore.core import errors
+from teamlore.core.remedies import BLOCKED_BY_LINT, discard_command
 from teamlore.ops.memory.promote import current_plan_states, pending_plans
 from teamlore.ops.memory.review import (
     FROM_TURNS,
@@ -343,7 +344,7 @@ def _blocked(item: dict[str, Any], statement_id: str) -> errors.TeamloreError:
     out = left_out_of_a_plan(item) or {
         "code": errors.LINT_BLOCKED.code,
         "why": "blocked",
-        "next": f"teamlore memory discard --candidate {short}",
+        "next": discard_command(short, BLOCKED_BY_LINT),
     }
     return errors.TeamloreError(
         errors.registered_codes()[out["code"]],

@@ -10,6 +10,7 @@ plain discard (a person rejecting a claim) leaves them extracted.
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import pytest
 from recall_world import git
 from test_review import TEXT, WINDOW, Flow, candidate, request_for, store, write_approved_entry
 
-from support import teamlore_cli
+from support import in_process, teamlore_cli
 from teamlore.core import errors
 from teamlore.core.canonical import digest
 from teamlore.memory.extraction.evidence import task_scope
@@ -78,7 +79,10 @@ def test_a_candidate_whose_target_a_teammate_deleted_can_be_extracted_again(flow
     shown = teamlore_cli(
         "memory", "review", cwd=flow.repo, env={"TEAMLORE_HOME": str(flow.home), "COLUMNS": "80"}
     ).stdout.splitlines()
-    assert f"    teamlore memory discard --candidate {updater[:20]}-c1 --extract-again" in shown
+    # a command to run as printed, with the --reason a run without a terminal needs: at 80
+    # columns broken before a flag, the lines joined by the shell's ` \`
+    at = shown.index(f"    teamlore memory discard --candidate {updater[:20]}-c1 \\")
+    assert shown[at + 1] == '      --reason "it cannot be promoted as it is" --extract-again'
     assert all(len(line) <= 80 for line in shown)
     refused = flow.refused("memory.confirm", {"candidateIds": [updater]})
     assert refused.code == errors.TARGET_DRIFT.code
@@ -90,8 +94,13 @@ def test_a_candidate_whose_target_a_teammate_deleted_can_be_extracted_again(flow
     again = _recall(flow)
     assert again["sources"] == [] and again["coverage"]["alreadyExtractedTurns"] == 4
 
-    put_back = flow.op("memory.discard", {"candidateId": updater, "extractAgain": True})
-    (turns,) = put_back["turnsPutBack"]
+    # run as the review printed it, without a terminal
+    printed = shlex.split(shown[at].removesuffix("\\") + shown[at + 1])
+    done = in_process(
+        *printed[1:], "--format", "json", cwd=flow.repo, env={"TEAMLORE_HOME": str(flow.home)}
+    )
+    assert done.returncode == 0, done.stderr
+    (turns,) = json.loads(done.stdout)["turnsPutBack"]
     assert turns["turnRange"] == {"start": 1, "end": 4}
 
     recalled = _recall(flow)

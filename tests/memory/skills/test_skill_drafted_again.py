@@ -14,6 +14,9 @@ from support import release_repository
 from teamlore.core import errors
 from teamlore.ops.memory.review import short_candidate_id
 
+# the discard a run without a terminal can run as printed (`memory discard` needs a reason)
+AGAIN = '--reason "it cannot be promoted as it is" --extract-again'
+
 
 @pytest.fixture()
 def repo(tmp_path: Path, home: Path) -> Path:
@@ -41,12 +44,12 @@ def test_a_skill_whose_target_changed_after_staging_is_discarded_and_drafted_aga
     # the command is runnable as written: the candidate's id, not a placeholder
     assert finding["message"] == (
         "Skill 'shop-release' changed since the candidate was staged; discard it and draft it "
-        f"again (`teamlore memory discard --candidate {first} --extract-again`, then recall)"
+        f"again (`teamlore memory discard --candidate {first} {AGAIN}`, then recall)"
     )
     assert "--extract-again" in errors.next_step(errors.SKILL_TARGET_DRIFT)
     drift = refusal(repo, home, "memory.confirm", {"kind": "skill", "candidateIds": [first]})
     assert drift.code == "SKILL_TARGET_DRIFT"
-    runnable = f"teamlore memory discard --candidate {short_candidate_id(first)} --extract-again"
+    runnable = f"teamlore memory discard --candidate {short_candidate_id(first)} {AGAIN}"
     assert f"discard it (`{runnable}`)" in drift.message
     assert drift.to_json()["next"] == f"Discard it with `{runnable}`, then recall."
     # its turns are extracted: recalling again alone offers nothing to draft it from
@@ -122,8 +125,7 @@ def test_a_staged_skill_whose_team_memory_changed_is_told_to_be_extracted_again(
     voided = refusal(repo, home, "memory.promote", {"planId": plan["planId"]})
     assert voided.code == "MEMORY_CONTEXT_DRIFT"
     assert voided.to_json()["next"] == (
-        f"Discard it with `teamlore memory discard --candidate {first} --extract-again`, "
-        "then recall."
+        f"Discard it with `teamlore memory discard --candidate {first} {AGAIN}`, then recall."
     )
 
     (item,) = op(repo, home, "memory.review", {"kind": "skill"})["items"]
@@ -132,12 +134,12 @@ def test_a_staged_skill_whose_team_memory_changed_is_told_to_be_extracted_again(
     assert finding["message"] == (
         "the team memory (entries, scenes, doctrine) changed since the candidate was staged; "
         "discard it and draft it again "
-        f"(`teamlore memory discard --candidate {first} --extract-again`, then recall)"
+        f"(`teamlore memory discard --candidate {first} {AGAIN}`, then recall)"
     )
     out = left_out_of_a_plan(item)
     assert out is not None
     assert out["next"] == (
-        f"teamlore memory discard --candidate {short_candidate_id(first)} --extract-again"
+        f"teamlore memory discard --candidate {short_candidate_id(first)} {AGAIN}"
     )
     confirm = refusal(repo, home, "memory.confirm", {"kind": "skill", "candidateIds": [first]})
     assert confirm.code == "MEMORY_CONTEXT_DRIFT" and "--extract-again" in confirm.message

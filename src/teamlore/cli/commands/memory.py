@@ -21,6 +21,7 @@ from teamlore.cli.output import (
     hanging,
     run,
     say,
+    say_command,
     say_file,
     say_how_many_more,
     say_ignored_by_git,
@@ -182,7 +183,9 @@ def _render_adjudication(waiting: dict[str, Any] | None) -> None:
 def _render_staged_again(drafts: str, staged: list[str], plans: list[str]) -> None:
     """Drafts an agent staged whose adjudication task went stale: the agent stages the same
     draft batch again (ADJUDICATION_STALE says so), or a person discards them."""
+    from teamlore.core.remedies import discard_command
     from teamlore.ops.memory.review import short_candidate_id
+    from teamlore.ops.runner.waiting import NOT_ADJUDICATED
 
     them = "it" if len(staged) == 1 else "them"
     say_wrapped(
@@ -191,7 +194,7 @@ def _render_staged_again(drafts: str, staged: list[str], plans: list[str]) -> No
     )
     stdout.print("  teamlore memory stage --request FILE")
     shown = short_candidate_id(staged[0]) if len(staged) == 1 else "ID"
-    stdout.print(f"  teamlore memory discard --candidate {shown}", soft_wrap=True)
+    say_command(discard_command(shown, NOT_ADJUDICATED), indent=2)
     for digest in plans:
         stdout.print(f"  teamlore memory extract --approve-plan {digest}", soft_wrap=True)
 

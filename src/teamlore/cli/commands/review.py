@@ -21,6 +21,7 @@ from teamlore.cli.output import (
     fail,
     run,
     say,
+    say_command,
     say_file,
     say_wrapped,
     stderr,
@@ -280,13 +281,14 @@ def _render_item(item: dict[str, Any], *, full_diff: bool) -> None:
             _block(Text.assemble(styled("warn", "yellow"), literal(found)), 2)
         left_out = left_out_of_a_plan(item)
         if left_out is not None and left_out["next"].endswith(" --extract-again"):
-            stdout.print(f"  discard it and extract it again:\n    {left_out['next']}")
+            say("  discard it and extract it again:")
+            say_command(left_out["next"])
         elif left_out is not None:
-            stdout.print(f"  discard it: {left_out['next']}")
+            say("  discard it:")
+            say_command(left_out["next"])
             if left_out.get("extractAgain"):  # a plain discard drops its lesson
-                stdout.print(
-                    f"  or keep its lesson, extract it again:\n    {left_out['extractAgain']}"
-                )
+                say("  or keep its lesson, extract it again:")
+                say_command(left_out["extractAgain"])
     for file in item["files"]:
         _render_diff(file, full_diff)
     offer = "approve all offered" if item["approveAll"]["offered"] else "confirm one by one"

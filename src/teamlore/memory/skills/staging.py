@@ -35,6 +35,7 @@ from teamlore.contracts import digests
 from teamlore.contracts.formats import STAGE_FORMAT
 from teamlore.contracts.skill import SKILL_CANDIDATE_FORMAT, SkillCandidate
 from teamlore.core import errors
+from teamlore.core.remedies import CANNOT_BE_PROMOTED, discard_command
 from teamlore.memory.extraction import tasks
 from teamlore.memory.extraction.drafts import (
     TaskSources,
@@ -108,7 +109,7 @@ def check_memory_context(
         errors.MEMORY_CONTEXT_DRIFT,
         "the team memory (entries, scenes, doctrine) changed since the candidate was staged; "
         "discard it and draft it again "
-        f"(`teamlore memory discard --candidate {staged_as} --extract-again`, then recall)",
+        f"(`{discard_command(staged_as, CANNOT_BE_PROMOTED, extract_again=True)}`, then recall)",
         expected=expected,
         current=current,
         candidateId=staged_as,
@@ -118,10 +119,8 @@ def check_memory_context(
 def discard_again(candidate_id: str) -> str:
     """The `next` of a staged Skill that cannot be promoted as it is: the command, runnable as
     written (its turns go back to be extracted)."""
-    return (
-        f"Discard it with `teamlore memory discard --candidate {candidate_id} --extract-again`, "
-        "then recall."
-    )
+    command = discard_command(candidate_id, CANNOT_BE_PROMOTED, extract_again=True)
+    return f"Discard it with `{command}`, then recall."
 
 
 def check_skill_target(
@@ -159,7 +158,7 @@ def check_skill_target(
     raise errors.TeamloreError(
         errors.SKILL_TARGET_DRIFT,
         f"{problem}; discard it and draft it again "
-        f"(`teamlore memory discard --candidate {staged_as} --extract-again`, then recall)",
+        f"(`{discard_command(staged_as, CANNOT_BE_PROMOTED, extract_again=True)}`, then recall)",
         skill=name,
         candidateId=staged_as,
     ).advising(discard_again(staged_as))

@@ -141,17 +141,17 @@ def _the_step_that_works(
     if not stuck:
         return refusal
     said = "; ".join(f"{short_candidate_id(out['candidateId'])}: {out['why']}" for out in stuck)
-    command = stuck[0]["next"] if len(stuck) == 1 else "teamlore memory discard --candidate ID"
-    again = "" if len(stuck) == 1 else " --extract-again"
+    # each candidate's own command (its id, the --reason a run without a terminal needs)
+    commands = ", ".join(f"`{out['next']}`" for out in stuck)
     voided = refusal.message.removesuffix(", review and prepare again")  # it will not do
-    one = len(stuck) == 1
+    it = "it" if len(stuck) == 1 else "each"
     message = (
-        f"{voided}; {said}, so {'it' if one else 'each'} cannot be promoted as it is: discard "
-        f"{'it' if one else 'each'} and extract it again (`{command}{again}`)"
+        f"{voided}; {said}, so {it} cannot be promoted as it is: discard {it} and extract it "
+        f"again ({commands})"
     )
     details = {**refusal.details, "candidateIds": [o["candidateId"] for o in stuck]}
     return errors.TeamloreError(refusal.error, message, **details).advising(
-        f"Discard it with `{command}{again}`, then recall."
+        f"Discard {it} with {commands}, then recall."
     )
 
 

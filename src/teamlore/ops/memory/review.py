@@ -23,6 +23,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from teamlore.contracts.formats import PREPARE_REQUEST_FORMAT
 from teamlore.core import errors
+from teamlore.core.remedies import (
+    BLOCKED_BY_LINT,
+    CANNOT_BE_PROMOTED,
+    MEMORY_CHANGED,
+    discard_command,
+)
 from teamlore.core.shapes.strict import REQUEST
 from teamlore.ops.owner import open_owner
 from teamlore.ops.registry import OpContext, operation, parse_request
@@ -158,32 +164,39 @@ def left_out_of_a_plan(item: dict[str, Any]) -> dict[str, str] | None:
     can. `memory confirm` leaves it out (naming it) and the page's Plan lists it apart, so
     neither refuses the others for it: `{candidateId, code, why, next}`."""
     short = short_candidate_id(item["candidateId"])
-    discard = f"teamlore memory discard --candidate {short}"
     if item.get("drift"):
         return {
             "candidateId": item["candidateId"],
             "code": errors.CONSOLIDATION_DRIFT.code,
             # the drift's message ends in its remedy ("; synthesize again"): said once, in next
             "why": _problem(item),
-            "next": f"{discard}, then synthesize again",
+            "next": f"{discard_command(short, MEMORY_CHANGED)}, then synthesize again",
         }
     if not item.get("blocked"):
         return None
     rules = sorted({str(f["rule"]) for f in item.get("lintFindings") or []})
     lint = [rule for rule in rules if "." in rule]  # a lint rule; else a code (TARGET_DRIFT)
     code = errors.LINT_BLOCKED.code if lint or not rules else rules[0]
+    reason = _reason_to_discard(code)
     out = {
         "candidateId": item["candidateId"],
         "code": code,
         "why": f"blocked by lint ({', '.join(lint)})" if lint else _problem(item),
         # the lesson is right, what it updates moved: its turns go back to be extracted
-        "next": f"{discard} --extract-again" if code in _EXTRACT_AGAIN else discard,
+        "next": discard_command(short, reason, extract_again=code in _EXTRACT_AGAIN),
     }
     if code == errors.LINT_BLOCKED.code and item.get("kind") in FROM_TURNS:
         # a plain discard drops the lesson with it (its turns stay extracted); one drafted
         # against an older rule (a scene named `Release_Notes`) is right: its turns go back
-        out["extractAgain"] = f"{discard} --extract-again"
+        out["extractAgain"] = discard_command(short, reason, extract_again=True)
     return out
+
+
+def _reason_to_discard(code: str) -> str:
+    """The `--reason` of the discard teamlore advises for a candidate left out with `code`."""
+    if code == errors.LINT_BLOCKED.code:
+        return BLOCKED_BY_LINT
+    return MEMORY_CHANGED if code == errors.CONSOLIDATION_DRIFT.code else CANNOT_BE_PROMOTED
 
 
 def _effect_on(target: dict[str, Any], files: dict[str, Any], result_id: str) -> str:
@@ -673,12 +686,11 @@ def _refuse(items: list[dict[str, Any]], left_out: list[dict[str, str]], *, chos
         lead = [first]
         message = f"{first['candidateId']}: {_problem(by_id[first['candidateId']])}"
         details = {"candidateId": first["candidateId"]}
-    again = " --extract-again" if error.code in _EXTRACT_AGAIN else ""
+    again = error.code in _EXTRACT_AGAIN
     keep = error is errors.LINT_BLOCKED and all("extractAgain" in o for o in lead)
-    # one candidate to extract again: its id in the command, runnable as written
-    single = (again or keep) and len(lead) == 1
-    named_id = short_candidate_id(first["candidateId"]) if single else "ID"
-    command = f"teamlore memory discard --candidate {named_id}{again}"
+    # one candidate: its id in the command, runnable as written
+    named_id = short_candidate_id(first["candidateId"]) if len(lead) == 1 else "ID"
+    command = discard_command(named_id, _reason_to_discard(error.code), extract_again=again)
     message += f"; discard it (`{command}`)"
     if keep:  # a plain discard drops its lesson: say what keeps it
         message += ", or keep its lesson: with `--extract-again` it is extracted again"
@@ -691,6 +703,8 @@ def _refuse(items: list[dict[str, Any]], left_out: list[dict[str, str]], *, chos
     refusal = errors.TeamloreError(error, message, **details, leftOut=left_out)
     if again and len(lead) == 1:  # the remedy's line names no candidate
         refusal.advising(f"Discard it with `{command}`, then recall.")
+    elif error is errors.CONSOLIDATION_DRIFT and len(lead) == 1:  # its line: synthesize only
+        refusal.advising(f"Discard it with `{command}`, then `teamlore memory synthesize`.")
     elif keep:
         refusal.advising(  # the command is in the message: whole, it passes 80 columns here
             "Add `--extract-again` to that discard to keep its lesson (its turns are extracted "

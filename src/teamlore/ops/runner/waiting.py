@@ -56,16 +56,16 @@ def adjudication_waiting(home: Any, conn: Any, identity: Any) -> dict[str, Any] 
         plans.append(plan_file.digest)
         uncovered -= set(ids)
     staged = _staged_by_an_agent(conn, uncovered)
+    drafts = {task_id: load_drafts(conn, task_id) for task_id in waiting}
     if uncovered - staged:
         next_step = (
             "teamlore memory extract --runner … --since … --until … (plans the adjudication "
             "of the drafts that wait along with its extractions)"
         )
     elif staged:  # the agent path: its batch, staged again, gives the adjudication task
-        next_step = STAGE_AGAIN
+        next_step = stage_again([d.candidate_id for t in sorted(staged) for d in drafts[t]])
     else:
         next_step = "teamlore memory extract --approve-plan " + plans[0]
-    drafts = {task_id: load_drafts(conn, task_id) for task_id in waiting}
     return {
         "drafts": sum(len(d) for d in drafts.values()),
         "plans": plans,
@@ -76,12 +76,24 @@ def adjudication_waiting(home: Any, conn: Any, identity: Any) -> dict[str, Any] 
     }
 
 
-# what moves on drafts an agent staged (`memory stage`) that wait: ADJUDICATION_STALE's step
-STAGE_AGAIN = (
-    "stage the same draft batch again (`teamlore memory stage --request FILE`, or the MCP tool "
-    "threadshare_memory_stage): it answers with the adjudication task to decide; or discard "
-    "the drafts (`teamlore memory discard --candidate ID`)"
-)
+# why a person discards a draft whose adjudication waits (`memory discard --reason`)
+NOT_ADJUDICATED = "not adjudicated"
+
+
+def stage_again(staged_ids: list[str]) -> str:
+    """What moves on drafts an agent staged (`memory stage`) that wait, ADJUDICATION_STALE's
+    step: the batch staged again, or a discard of each, named (runnable as printed)."""
+    from teamlore.core.remedies import discard_command
+    from teamlore.ops.memory.review import short_candidate_id
+
+    one = len(staged_ids) == 1
+    shown = short_candidate_id(staged_ids[0]) if one else "ID"
+    them = "it" if one else "each of stagedDraftIds"
+    return (
+        "stage the same draft batch again (`teamlore memory stage --request FILE`, or the MCP "
+        "tool threadshare_memory_stage): it answers with the adjudication task to decide; or "
+        f"discard {them} (`{discard_command(shown, NOT_ADJUDICATED)}`)"
+    )
 
 
 def _staged_by_an_agent(conn: Any, task_ids: set[str]) -> set[str]:
