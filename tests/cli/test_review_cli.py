@@ -314,8 +314,8 @@ def test_a_blocked_candidate_lists_what_else_it_holds_with_its_findings(
     assert "blocked secret.github-token: GitHub token: `ghp_…[40 chars]`" in shown
     assert (
         "warn path.home-absolute: absolute home path (use a repo-relative path): `/h…[9 chars]`;"
-        " does not block: promotion writes it as {local-path} (a path in the repository: "
-        "relative to it)"
+        " does not block: promotion writes it as {local-path} (only a path inside this"
+        " repository is kept, made relative)"
     ) in shown
     assert "warn path.home-relative: home-relative path: `~/…[14 chars]`" in shown
     # the home path blocks nothing: the candidate is left out for the token alone

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from teamlore.repo.binding import register_repository
 from teamlore.repo.commits import scan_commits
 from teamlore.repo.path_settings import PathSettings
-from teamlore.repo.worktrees import _wsl_targets, map_sessions
+from teamlore.repo.worktrees import _wsl_targets, map_sessions, worktree_roots
 
 
 def _foreign(conn: sqlite3.Connection, cwd: str | None, remote: str | None = None, commit=None):
@@ -229,3 +229,28 @@ def test_sessions_sharing_a_folder_resolve_it_on_disk_once(
     assert [_key(conn, s) for s in sessions] == [identity.worktree_key] * 5
     assert [_key(conn, s) for s in elsewhere] == [None] * 5
     assert sorted(resolved) == sorted({str(repo.root / "src"), "/nowhere/proj"})
+
+
+def test_the_roots_of_a_worktree_are_its_root_and_the_aliases_that_map_to_it(
+    tmp_path: Path, home: Path
+) -> None:
+    """`[paths] aliases` naming the worktree or a folder above it give the prefix recorded text
+    spells it with; an alias of a sibling folder is no root of it."""
+    tmp_path = tmp_path.resolve()  # a worktree root is a real path
+    root = tmp_path / "src" / "shop"
+    root.mkdir(parents=True)
+    home.mkdir(mode=0o700, exist_ok=True)
+    (home / "config.toml").write_text(
+        "[paths.aliases]\n"
+        f"'C:\\Users\\YAROSLAV\\RAVE-ERA' = '{root}'\n"
+        f"'/Users/soph/Work' = '{tmp_path / 'src'}'\n"
+        f"'D:\\elsewhere' = '{tmp_path / 'other'}'\n",
+        encoding="utf-8",
+    )
+    assert worktree_roots(root, home) == (
+        str(root),
+        "C:\\Users\\YAROSLAV\\RAVE-ERA",
+        "/Users/soph/Work/shop",
+    )
+    (home / "config.toml").write_text("", encoding="utf-8")
+    assert worktree_roots(root, home) == (str(root),)

@@ -273,8 +273,8 @@ def test_a_blocked_candidate_lists_the_home_path_it_shows_masked(
         assert listed == [
             "secret.github-token GitHub token: `ghp_…[40 chars]`",
             "path.home-absolute absolute home path (use a repo-relative path): `/h…[9 chars]`; "
-            "does not block: promotion writes it as {local-path} (a path in the repository: "
-            "relative to it)",
+            "does not block: promotion writes it as {local-path} (only a path inside this "
+            "repository is kept, made relative)",
         ]
         assert box.locator("ul.not-blocking li").count() == 1
         assert SECRET not in page.content() and "/home/mei" not in page.content()

@@ -82,6 +82,34 @@ def _alias_targets(cwd: str, aliases: Mapping[str, str]) -> Iterator[str]:
         yield os.path.join(os.path.expanduser(local), *rest)
 
 
+def path_aliases(home: Path | None) -> dict[str, str]:
+    """The `[paths] aliases` of config.toml (docs/sessions.md, sessions from other machines)."""
+    from teamlore.core.config import load_config, load_table
+
+    if not load_config(home).paths:  # the schema (pydantic) loads only with a table to check
+        return {}
+    from teamlore.repo.path_settings import PathSettings
+
+    return load_table("paths", PathSettings, home).aliases
+
+
+def worktree_roots(worktree_root: str | os.PathLike[str], home: Path | None) -> tuple[str, ...]:
+    """The roots of this worktree as recorded text may spell them, for `sanitize_text`: its
+    root, then each foreign prefix the `[paths] aliases` of config.toml map to it or to a folder
+    above it (`C:\\Users\\me\\shop` for `{"C:\\Users\\me" = "/home/me"}` and the worktree
+    `/home/me/shop`). A path under any of them is a path in this repository."""
+    root = os.fspath(worktree_root)
+    roots = [root]
+    for foreign, local in path_aliases(home).items():
+        here = os.path.realpath(os.path.expanduser(local))
+        if not is_within(root, here):
+            continue
+        rest = [p for p in root[len(here.rstrip("/")) :].split("/") if p]
+        separator = "\\" if is_windows_path(foreign) else "/"
+        roots.append(separator.join([foreign.rstrip("/\\"), *rest]))
+    return tuple(roots)
+
+
 def _wsl_targets(cwd: str) -> Iterator[str]:
     """The built-in forms: a Windows drive path as WSL mounts it, a `\\\\wsl$` share as inside."""
     share = _WSL_SHARE.match(cwd)

@@ -1,7 +1,8 @@
 """Typed facts leave this machine in the form the transcript shows: real sessions (a Codex run of
 `python3 export_development_history.py <its own session id>`, a Pi run of
-`cd /Users/badlogic/workspaces/pi-mono && npm run check`) give facts without the provider session
-id or the home path, and a draft that copies them verbatim verifies and passes lint."""
+`cd /Users/badlogic/workspaces/pi-mono && npm run check`, a folder `[paths] aliases` maps to the
+repository) give facts without the provider session id or the home path, and a draft that copies
+them verbatim verifies and passes lint."""
 
 from __future__ import annotations
 
@@ -67,8 +68,9 @@ def test_typed_facts_of_real_sessions_hold_no_session_id_or_home_path(world: Wor
     facts = [f for offered in world.facts().values() for f in offered]
     texts = sorted({f["text"] for f in facts})
     assert texts == [
-        "Command `cd {local-path} && npm run check` exited with code 0.",
-        "Command `cd {local-path} && npm run check` exited with code 1.",
+        # the Pi session's folder is aliased to the repository: it is the repository's root
+        "Command `cd . && npm run check` exited with code 0.",
+        "Command `cd . && npm run check` exited with code 1.",
         "Command `python3 export_development_history.py {session-id}` exited with code 0.",
         "Command `python3 export_development_history.py {session-id}` exited with code 1.",
     ]

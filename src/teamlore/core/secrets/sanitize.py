@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -33,15 +34,43 @@ _TRANSCRIPT_FILE = re.compile(
 )
 
 
-def _strip_worktree(text: str, worktree_root: str) -> str:
-    root = worktree_root.rstrip("/\\")
-    if not root:
-        return text
-    forms = {root, root.replace("\\", "/")}
-    for form in sorted(forms, key=len, reverse=True):
-        escaped = re.escape(form)
-        text = re.sub(escaped + r"[/\\]+(?=[^\s/\\])", "", text)
-        text = re.sub(escaped + r"(?![\w.-])", ".", text)
+# a root as Windows spells it: a drive (`C:`), or backslashes and no slash (`\\server\\share`)
+_WINDOWS_ROOT = re.compile(r"^[A-Za-z]:(?:[\\/]|$)")
+_SEPARATORS = re.compile(r"[\\/]+")
+
+# the roots of a worktree as `sanitize_text` takes them: its root, or it and the prefixes the
+# user's `[paths] aliases` map to it (`repo.worktrees.worktree_roots`)
+WorktreeRoots = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
+
+
+def _root_texts(roots: WorktreeRoots) -> list[str]:
+    """Each root as text, trailing separators dropped, longest first (an alias of a folder
+    inside another root is stripped before the shorter one could take its prefix)."""
+    listed = [roots] if isinstance(roots, str | os.PathLike) else list(roots)
+    texts = {os.fspath(root).rstrip("/\\") for root in listed}
+    return sorted((t for t in texts if t), key=len, reverse=True)
+
+
+def _strip_windows_root(text: str, root: str) -> str:
+    """A Windows root in either separator (doubled too, as JSON escapes it), any letter case;
+    the path under it made relative with `/` (`src/app/route.ts`)."""
+    parts = [p for p in _SEPARATORS.split(root) if p]
+    lead = r"[\\/]+" if root[:1] in "\\/" else ""
+    spelled = "(?i:" + lead + r"[\\/]+".join(re.escape(p) for p in parts) + ")"
+    under = re.compile(spelled + r"[\\/]+(?=[^\s/\\])(" + _PATH_TAIL + ")")
+    text = under.sub(lambda m: _SEPARATORS.sub("/", m.group(1)), text)
+    return re.sub(spelled + r"(?![\w.-])", ".", text)
+
+
+def _strip_worktree(text: str, roots: WorktreeRoots) -> str:
+    for root in _root_texts(roots):
+        if _WINDOWS_ROOT.match(root) or ("\\" in root and "/" not in root):
+            text = _strip_windows_root(text, root)
+            continue
+        for form in sorted({root, root.replace("\\", "/")}, key=len, reverse=True):
+            escaped = re.escape(form)
+            text = re.sub(escaped + r"[/\\]+(?=[^\s/\\])", "", text)
+            text = re.sub(escaped + r"(?![\w.-])", ".", text)
     return text
 
 
@@ -68,15 +97,16 @@ _PROVIDER_TRIGGERS = (".codex", ".claude", "codex_home", "appdata")
 _HOME_TRIGGERS = ("/Users/", "/home/", "/root/", "/mnt/", "/var/folders", "\\home\\")
 
 
-def sanitize_text(text: str, *, worktree_root: str | os.PathLike[str] | None = None) -> str:
-    """Strip local references for promotion: paths under `worktree_root` become repo-relative,
+def sanitize_text(text: str, *, worktree_root: WorktreeRoots | None = None) -> str:
+    """Strip local references for promotion: paths under `worktree_root` (the root, or it and
+    the prefixes the user's `[paths] aliases` map to it) become repo-relative,
     provider-local paths, other home paths, transcript file names and provider session ids become
     placeholders; this machine's home folder is a local path wherever it is. Idempotent; its
     output has no `path.*` or `session.*` lint findings: every UUID a session rule could read
     becomes `{session-id}`, with or without a session word next to it, so neither can
     `session.known-session-id` (a provider session id this machine indexed) find one."""
     if worktree_root is not None:
-        text = _strip_worktree(text, os.fspath(worktree_root))
+        text = _strip_worktree(text, worktree_root)
     # the path patterns are slow on long texts (they try every position); a substring check
     # that every one of their matches needs skips them on texts that cannot match
     folded = text.casefold()
@@ -148,7 +178,7 @@ def _home_slugs() -> tuple[str, ...]:
     return tuple(slugs)
 
 
-def sanitize_for_name(text: str, *, worktree_root: str | os.PathLike[str] | None = None) -> str:
+def sanitize_for_name(text: str, *, worktree_root: WorktreeRoots | None = None) -> str:
     """The text an id or file name may be built from: `sanitize_text` after percent-decoding
     (`%2Fhome%2Falice%2F.ssh`), without network paths (`\\\\server\\share`) or local paths
     spelled with dashes (`corp-fs01-home-alice`, `-home-alice-src`, this home as a slug)."""

@@ -95,6 +95,7 @@ from teamlore.memory.store.state_db import memory_state_uuid
 from teamlore.repo.binding import RepositoryIdentity
 from teamlore.repo.git import GitCommandError, run_git_text
 from teamlore.repo.public_identity import public_repository_identity
+from teamlore.repo.worktrees import worktree_roots
 
 TASK_FORMAT = "threadshare-memory-extraction-task@v1"
 RECALL_FORMAT = "threadshare-memory-agent-recall@v1"
@@ -189,10 +190,11 @@ def turn_events(turn: SelectedTurn, clean: Clean) -> tuple[Event, ...]:
     return tuple(events)
 
 
-def path_cleaner(identity: RepositoryIdentity) -> Clean:
+def path_cleaner(identity: RepositoryIdentity, home: Path | None) -> Clean:
     """Secrets become their redacted preview (`…[40 chars]`, what the lint blocks), local paths
-    repo-relative or a placeholder: the transcript goes to an agent or a model (docs/runner.md)."""
-    root = identity.worktree_root
+    repo-relative (under the worktree or a prefix `[paths] aliases` maps to it) or a placeholder:
+    the transcript goes to an agent or a model (docs/runner.md)."""
+    root = worktree_roots(identity.worktree_root, home)
 
     def clean(text: str) -> str:
         return sanitize_text(masked_text(text), worktree_root=root)
@@ -506,7 +508,7 @@ def _session_tasks(
         provenance=base.provenance,
         scene_index_summary=base.scene_index_summary,
     )
-    clean = path_cleaner(owner.identity)
+    clean = path_cleaner(owner.identity, home)
     chunks = [
         chunk
         for run in runs_around_staged(remaining, done)
@@ -617,7 +619,7 @@ def recall(
     )
     returned = {s["taskId"] for s in sources}
     typed_facts = offer_typed_facts(
-        index_conn, identity, [b for b in built if b.task_id in returned]
+        index_conn, identity, [b for b in built if b.task_id in returned], home
     )
     return {
         "action": "recall",
@@ -745,7 +747,7 @@ def load_task_source(
         source.stale_reasons.append("turn-revision-changed")
         return source
     chunks = chunk_turns(
-        [chunk_input(t, path_cleaner(identity)) for t in turns], row["budget_bytes"]
+        [chunk_input(t, path_cleaner(identity, home)) for t in turns], row["budget_bytes"]
     )
     if len(chunks) != 1 or chunks[0].chunk_digest != row["chunk_digest"]:
         source.stale_reasons.append("chunk-changed")

@@ -49,6 +49,7 @@ from teamlore.contracts import digests
 from teamlore.core import errors
 from teamlore.core.canonical import digest
 from teamlore.core.secrets import masked_text, sanitize_text
+from teamlore.core.secrets.sanitize import WorktreeRoots
 from teamlore.repo.git import run_git
 
 COMMIT_CHANGED_PATH = "commit-changed-path@1"
@@ -113,8 +114,9 @@ def parse_fact_text(text: str) -> ParsedFact | None:
     return None
 
 
-def shared_form(text: str, worktree_root: Path) -> str:
-    """`text` as a fact may share it: exactly what the transcript shows (recall.path_cleaner)."""
+def shared_form(text: str, worktree_root: WorktreeRoots) -> str:
+    """`text` as a fact may share it: exactly what the transcript shows (recall.path_cleaner);
+    `worktree_root` the worktree's roots (`repo.worktrees.worktree_roots`) or its root."""
     return sanitize_text(masked_text(text), worktree_root=worktree_root)
 
 
@@ -167,7 +169,9 @@ def turn_command_runs(tools: Iterable[Any]) -> list[CommandRun]:
     ]
 
 
-def command_fact_run(text: str, tools: Iterable[Any], *, worktree_root: Path) -> int | None:
+def command_fact_run(
+    text: str, tools: Iterable[Any], *, worktree_root: WorktreeRoots
+) -> int | None:
     """The call of a cited turn (`sessions show` number) a command-exit fact is about, the one
     recall offered it from: for a failure, the first run of the command that exited so; for
     code 0, the first run that passed after a failed run of it in the turn (the fix the failure
@@ -201,7 +205,13 @@ class CitedSource:
     turn_runs: tuple[CommandRun, ...] | None = None  # None: turn changed since staging
 
 
-def verify_statement(text: str, cited: Sequence[CitedSource], *, worktree_root: Path) -> str | None:
+def verify_statement(
+    text: str,
+    cited: Sequence[CitedSource],
+    *,
+    worktree_root: Path,
+    roots: WorktreeRoots | None = None,
+) -> str | None:
     """The renderer that proves `text` from its citations, or None (plain statement). Commands
     and paths compare in their shared form (`shared_form`), the only form recall offers."""
     parsed = parse_fact_text(text)
@@ -212,7 +222,7 @@ def verify_statement(text: str, cited: Sequence[CitedSource], *, worktree_root: 
         if source.kind != "commit" or source.commit_hash != parsed.params["commitHash"]:
             return None
         path = parsed.params["path"]
-        if shared_form(path, worktree_root) != path:
+        if shared_form(path, roots or worktree_root) != path:
             return None
         changed = commit_changed_paths(worktree_root, parsed.params["commitHash"])
         return COMMIT_CHANGED_PATH if changed and path in changed else None
@@ -220,7 +230,7 @@ def verify_statement(text: str, cited: Sequence[CitedSource], *, worktree_root: 
         return None
     for run in source.turn_runs:
         if run.exit_code == parsed.params["exitCode"] and (
-            shared_form(run.command, worktree_root) == parsed.params["command"]
+            shared_form(run.command, roots or worktree_root) == parsed.params["command"]
         ):
             return COMMAND_EXIT
     return None
@@ -242,7 +252,7 @@ def _fact(renderer: str, params: dict[str, Any], text: str, evidence_id: str) ->
 
 
 def _command_facts(
-    turns: Sequence[Any], turn_evidence: dict[int, str], worktree_root: Path
+    turns: Sequence[Any], turn_evidence: dict[int, str], roots: WorktreeRoots
 ) -> list[dict[str, Any]]:
     """Failed-then-passed pairs, matched on the command as run, offered in its shared form."""
     failed: dict[str, tuple[int, CommandRun]] = {}
@@ -262,7 +272,7 @@ def _command_facts(
                 evidence_id = turn_evidence.get(index)
                 if evidence_id is None:
                     break
-                command = shared_form(one.command, worktree_root)
+                command = shared_form(one.command, roots)
                 try:
                     text = render_command_exit(command, int(one.exit_code or 0))
                 except TypedFactError:
@@ -276,14 +286,16 @@ def _command_facts(
     return facts
 
 
-def _commit_facts(records: Iterable[Any], worktree_root: Path) -> list[dict[str, Any]]:
+def _commit_facts(
+    records: Iterable[Any], worktree_root: Path, roots: WorktreeRoots
+) -> list[dict[str, Any]]:
     facts: list[dict[str, Any]] = []
     for record in records:
         if record.kind != "commit":
             continue
         commit_hash = str(record.pointer["commitHash"])
         for path in (commit_changed_paths(worktree_root, commit_hash) or [])[:MAX_PATHS_PER_COMMIT]:
-            if shared_form(path, worktree_root) != path:
+            if shared_form(path, roots) != path:
                 continue  # it names a session or a local path: no fact to share
             try:
                 text = render_commit_changed_path(commit_hash, path)
@@ -301,11 +313,17 @@ def _commit_facts(records: Iterable[Any], worktree_root: Path) -> list[dict[str,
 
 
 def offer_typed_facts(
-    index_conn: sqlite3.Connection, identity: Any, built_tasks: Iterable[Any]
+    index_conn: sqlite3.Connection,
+    identity: Any,
+    built_tasks: Iterable[Any],
+    home: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Typed facts for recall's returned tasks: `[{taskId, facts: [...]}]` (tasks without facts
     are left out). `built_tasks` are `memory.recall.BuiltTask`s; `identity` the owner."""
     from teamlore.memory.extraction.selection import load_turns
+    from teamlore.repo.worktrees import worktree_roots
+
+    roots = worktree_roots(identity.worktree_root, home)
 
     offers: list[dict[str, Any]] = []
     for built in built_tasks:
@@ -314,8 +332,8 @@ def offer_typed_facts(
         wanted = set(built.binding["turnRevisions"])
         turns = [t for t in turns if t.revision in wanted]
         root = Path(identity.worktree_root)
-        facts = _command_facts(turns, built.catalog.turn_evidence, root)
-        facts += _commit_facts(built.catalog.records, root)
+        facts = _command_facts(turns, built.catalog.turn_evidence, roots)
+        facts += _commit_facts(built.catalog.records, root, roots)
         if facts:
             offers.append({"taskId": built.task_id, "facts": facts[:MAX_FACTS_PER_TASK]})
     return offers

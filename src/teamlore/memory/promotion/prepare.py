@@ -287,7 +287,7 @@ def prepare(
         views = [
             _checked_view(state, identity, resolver, c, request.kind) for c in request.candidates
         ]
-        ctx = RenderContext.open(identity, public_identity, index)
+        ctx = RenderContext.open(identity, public_identity, index, resolver.roots)
         files: list[RenderedFile] = []
         for view in views:
             files.extend(render_candidate(view, ctx))

@@ -126,7 +126,7 @@ def review_queue(
         rows = choose(rows)
     items: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
-    ctx = RenderContext.open(identity, public_identity, index)
+    ctx = RenderContext.open(identity, public_identity, index, resolver.roots)
     for row in rows:
         if row[2] == "draft":
             payload = orjson.loads(row[6])

@@ -36,13 +36,26 @@ class RenderContext:
     assigned: set[str] = field(default_factory=set)
     # the approved entries' texts, read when a candidate adding an entry is rendered
     approved: ApprovedTexts | None = None
+    # the prefixes `[paths] aliases` map to the worktree (`repo.worktrees.worktree_roots`)
+    aliases: tuple[str, ...] = ()
 
     @classmethod
     def open(
-        cls, identity: RepositoryIdentity, public_identity: str | None, index: sqlite3.Connection
+        cls,
+        identity: RepositoryIdentity,
+        public_identity: str | None,
+        index: sqlite3.Connection,
+        roots: tuple[str, ...] = (),
     ) -> RenderContext:
+        """`roots`: the worktree's roots (`repo.worktrees.worktree_roots`), its root first."""
         root = Path(identity.worktree_root)
-        return cls(root, public_identity, existing_entry_ids(root), provider_session_uuids(index))
+        ids, known = existing_entry_ids(root), provider_session_uuids(index)
+        return cls(root, public_identity, ids, known, aliases=tuple(roots[1:]))
+
+    @property
+    def roots(self) -> tuple[str, ...]:
+        """What text is sanitized against: the worktree root and its aliases."""
+        return (str(self.worktree_root), *self.aliases)
 
     def fresh(self) -> RenderContext:
         return RenderContext(
@@ -51,6 +64,7 @@ class RenderContext:
             set(self.existing_ids),
             self.known_session_ids,
             approved=self.approved_texts(),
+            aliases=self.aliases,
         )
 
     def approved_texts(self) -> ApprovedTexts:

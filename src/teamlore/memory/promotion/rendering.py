@@ -191,8 +191,10 @@ def _lint_entry(
 
 
 # what a blocked candidate's finding on a home path says: promotion would not have written it
+# (a path under the worktree or a `[paths] aliases` prefix of it is written relative instead)
 _TAKEN_OUT = (
-    "does not block: promotion writes it as {local-path} (a path in the repository: relative to it)"
+    "does not block: promotion writes it as {local-path} (only a path inside this repository"
+    " is kept, made relative)"
 )
 
 
@@ -346,7 +348,7 @@ def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
     files: list[RenderedFile] = []
     blocking: list[Finding] = []
     not_blocking: list[Finding] = []  # said when something else blocks it
-    root = str(ctx.worktree_root)
+    root = ctx.roots
     scene_raw = _scene_of(payload)
     primary_id: str | None = None
     for number, unit in enumerate(units):

@@ -25,7 +25,6 @@ date and command runs (it changed after staging).
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
@@ -45,6 +44,7 @@ from teamlore.core.secrets.sanitize import (
     PROVIDER_PATH_PLACEHOLDER,
     SESSION_FILE_PLACEHOLDER,
     SESSION_ID_PLACEHOLDER,
+    WorktreeRoots,
 )
 from teamlore.memory.extraction.evidence import (
     NO_DELIVERY,
@@ -85,10 +85,10 @@ _PLACEHOLDERS = (
 RAW_BLOCK_RULES = ("secret.", "session.", "path.provider-local")
 
 
-def as_written(text: str, worktree_root: str | os.PathLike[str]) -> str:
+def as_written(text: str, worktree_root: WorktreeRoots) -> str:
     """`text` as promotion writes it into git: local references stripped (`sanitize_text`
-    with the worktree root). Rendering writes this and review shows it, so what a person
-    confirms is what reaches git."""
+    with the worktree's roots: its root and the prefixes `[paths] aliases` map to it).
+    Rendering writes this and review shows it, so what a person confirms is what reaches git."""
     return sanitize_text(text, worktree_root=worktree_root)
 
 
@@ -237,6 +237,17 @@ class EvidenceResolver:
         self._identity = identity
         self._home = home
         self._tasks: dict[str, _TaskPointers] = {}
+        self._roots: tuple[str, ...] | None = None
+
+    @property
+    def roots(self) -> tuple[str, ...]:
+        """The owner's worktree roots text is sanitized against: its root and the prefixes the
+        `[paths] aliases` map to it (`repo.worktrees.worktree_roots`), read once."""
+        if self._roots is None:
+            from teamlore.repo.worktrees import worktree_roots
+
+            self._roots = worktree_roots(self._identity.worktree_root, self._home)
+        return self._roots
 
     def _task(self, task_id: str) -> _TaskPointers:
         if task_id in self._tasks:
@@ -319,9 +330,7 @@ class EvidenceResolver:
             # a secret someone typed or a tool printed is masked (core/secrets/mask.py), as in
             # the transcript recall hands an agent: an excerpt is on a screen, in a CI log
             # a command-exit fact shows the run it is about, whichever run its words match best
-            run = command_fact_run(
-                statement, turn.tools, worktree_root=Path(self._identity.worktree_root)
-            )
+            run = command_fact_run(statement, turn.tools, worktree_root=self.roots)
             support = best_support(statement, turn, self._home, tool=run) if statement else None
             if support is None:
                 text = masked_text(" ".join(f"{turn.user_text} — {turn.assistant_text}".split()))
@@ -339,7 +348,7 @@ class EvidenceResolver:
                 (),
                 turn_index=turn.index,
                 occurred=turn.observed_at[:10] or None,
-                excerpt=sanitize_text(excerpt, worktree_root=self._identity.worktree_root),
+                excerpt=sanitize_text(excerpt, worktree_root=self.roots),
                 session_key=str(session_key),
                 tool=support.passage.tool if support else None,
                 part=support.passage.part if support else None,
@@ -509,7 +518,7 @@ def candidate_view(
         if str(row[1]) != "entry":
             return text, None
         shown = blocked_shown(text, known_session_ids)
-        sanitized = as_written(shown, worktree_root)
+        sanitized = as_written(shown, resolver.roots)
         return sanitized, written_notice(shown, sanitized)
 
     statements: list[StatementView] = []
@@ -542,7 +551,10 @@ def candidate_view(
                 citations_digest=digests.citations_digest(citations),
                 assessment=doc,
                 typed_fact=verify_statement(
-                    text, [c.source() for c in cited], worktree_root=worktree_root
+                    text,
+                    [c.source() for c in cited],
+                    worktree_root=worktree_root,
+                    roots=resolver.roots,
                 ),
                 written=written_text,
                 notice=notice,

@@ -10,6 +10,7 @@ evidence and echoes its binding.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
@@ -31,7 +32,9 @@ def masked_task(task: dict[str, Any]) -> dict[str, Any]:
     return masked
 
 
-def masked_by_recall(index_conn: Any, identity: Any, task: dict[str, Any], session_key: str) -> int:
+def masked_by_recall(
+    index_conn: Any, identity: Any, task: dict[str, Any], session_key: str, home: Path | None
+) -> int:
     """How many secrets recall masked in the transcript of the extraction `task` (of the session
     `session_key`): its turns cleaned again as recall cleans them (`path_cleaner`), counting the
     secrets each text held. What the transcript itself held in the masked form (a person pasting
@@ -40,17 +43,19 @@ def masked_by_recall(index_conn: Any, identity: Any, task: dict[str, Any], sessi
     from teamlore.core.secrets.mask import masks_in
     from teamlore.memory.extraction.recall import chunk_input
     from teamlore.memory.extraction.selection import load_turns
+    from teamlore.repo.worktrees import worktree_roots
 
     turns = task["chunk"]["turnRange"]
     wanted = set(task["binding"]["turnRevisions"])
     indexes = list(range(int(turns["start"]), int(turns["end"]) + 1))
     hits = 0
+    roots = worktree_roots(identity.worktree_root, home)
 
     def clean(text: str) -> str:
         nonlocal hits
         masked = masked_text(text)
         hits += masks_in(masked) - masks_in(text)
-        return sanitize_text(masked, worktree_root=identity.worktree_root)
+        return sanitize_text(masked, worktree_root=roots)
 
     for turn in load_turns(index_conn, identity, session_key, indexes):
         if turn.revision in wanted:

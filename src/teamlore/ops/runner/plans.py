@@ -474,7 +474,7 @@ def memory_extract_preview(ctx: OpContext, request: ExtractPreviewRequest) -> di
             masked = (
                 0
                 if session_key is None
-                else masked_by_recall(stores.index, stores.identity, task, session_key)
+                else masked_by_recall(stores.index, stores.identity, task, session_key, ctx.home)
             )
             plans.append(_write_plan(ctx, owner, runner, "extraction", task, source, masked))
         manifest = _manifest(ctx, owner, plans)

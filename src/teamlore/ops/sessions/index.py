@@ -232,22 +232,11 @@ def _restore_registered(conn: sqlite3.Connection, home: Path | None) -> list[str
     return restored
 
 
-def path_aliases(home: Path | None) -> dict[str, str]:
-    """The `[paths] aliases` of config.toml (docs/sessions.md, sessions from other machines)."""
-    from teamlore.core.config import load_config, load_table
-
-    if not load_config(home).paths:  # the schema (pydantic) loads only with a table to check
-        return {}
-    from teamlore.repo.path_settings import PathSettings
-
-    return load_table("paths", PathSettings, home).aliases
-
-
 def _update_delivery(conn: sqlite3.Connection, home: Path | None) -> dict[str, Any]:
     """Map sessions to worktrees, scan commits, rebuild delivery edges. A registered worktree
     that is gone or unreadable is reported by path and skipped; the rest of the sync goes on."""
     from teamlore.repo.binding import WorktreeProblem, list_repositories, worktree_problem
-    from teamlore.repo.worktrees import map_sessions
+    from teamlore.repo.worktrees import map_sessions, path_aliases
 
     aliases = path_aliases(home)
     repos = list_repositories(conn)

@@ -128,10 +128,10 @@ def repo_forget(ctx: OpContext, request: ForgetRequest) -> dict[str, Any]:
     """Stop tracking a registered repository (worktree): its sessions stay indexed and
     searchable, they only lose the mapping; commits and delivery edges go with the
     repository's last worktree. The repository itself is never touched."""
-    from teamlore.ops.sessions.index import SYNC_LOCK, path_aliases
+    from teamlore.ops.sessions.index import SYNC_LOCK
     from teamlore.repo.binding import list_repositories
     from teamlore.repo.delivery import build_delivery_edges
-    from teamlore.repo.worktrees import map_sessions
+    from teamlore.repo.worktrees import map_sessions, path_aliases
 
     home = resolve_home(ctx.home)
     spellings = _spellings(request.path, ctx.cwd, home)
