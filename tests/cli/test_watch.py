@@ -672,6 +672,24 @@ def test_sighup_stops_the_server_as_sigterm_does(home: Path, tmp_path: Path) -> 
     assert running.events("stopped") and not running.socket.exists()
 
 
+def test_a_watch_started_with_sighup_ignored_outlives_its_terminal(
+    home: Path, tmp_path: Path
+) -> None:
+    """`nohup teamlore watch &` (SIGHUP ignored from the start) is how a watch is kept running
+    past a logout: handling SIGHUP as SIGTERM must not undo that."""
+    ignoring = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # inherited, as nohup does it
+    try:
+        running = start_watch(tmp_path)
+    finally:
+        signal.signal(signal.SIGHUP, ignoring)
+    running.proc.send_signal(signal.SIGHUP)
+    with pytest.raises(subprocess.TimeoutExpired):
+        running.proc.wait(timeout=1.5)
+    assert running.socket.exists() and not running.events("stopped")
+    running.proc.terminate()
+    assert running.proc.wait(timeout=60) == 0
+
+
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_a_server_whose_log_reader_went_away_stops_quietly(home: Path, fmt: str) -> None:
     """`teamlore watch | head -1`, then a command it answers: it ended with `error INTERNAL:

@@ -156,7 +156,10 @@ def _stopped_by_signals() -> Iterator[None]:
         _stopping.set()
         raise _Stopped
 
-    previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
+    # a signal ignored when the watch started stays ignored: `nohup teamlore watch &` outlives
+    # the terminal it was started from
+    handled = [sig for sig in STOP_SIGNALS if signal.getsignal(sig) is not signal.SIG_IGN]
+    previous = {sig: signal.signal(sig, stop) for sig in handled}
     try:
         yield
     except _Stopped:
@@ -445,10 +448,18 @@ class Server:
                     sys.stdout.write(line + "\n")
             sys.stdout.flush()
         except OSError as exc:
-            if exc.errno not in (errno.EPIPE, errno.EIO):
-                raise
+            if exc.errno != errno.EPIPE and not (exc.errno == errno.EIO and _to_a_terminal()):
+                raise  # EIO of a log file is a disk's error, not a closed terminal
             self.log_reader_gone = True
             raise LogReaderGone from exc
+
+
+def _to_a_terminal() -> bool:
+    """Whether the log goes to a terminal (a character device: a hung-up one fails `isatty`)."""
+    try:
+        return stat.S_ISCHR(os.fstat(sys.stdout.fileno()).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _files_check_seconds(environ: dict[str, str] | os._Environ[str]) -> float:
