@@ -43,3 +43,29 @@ def test_sanitizing_with_roots_is_idempotent() -> None:
     text = "see C:\\Users\\YAROSLAV\\RAVE-ERA\\src\\x.ts and /Users/soph/Work/entire/devenv"
     once = sanitize_text(text, worktree_root=ROOTS)
     assert sanitize_text(once, worktree_root=ROOTS) == once == "see src/x.ts and ."
+
+
+def test_a_path_that_climbs_out_of_a_root_is_not_made_relative() -> None:
+    """`C:\\repo\\..\\..\\Users\\bob\\secret.txt` became `../../Users/bob/secret.txt`: a path
+    outside the repository written as if relative to it."""
+    for text in ("C:\\repo\\..\\..\\Users\\bob\\secret.txt", "/home/me/shop/../other/x"):
+        shown = sanitize_text(text, worktree_root=("/home/me/shop", "C:\\repo"))
+        assert not shown.startswith(("..", "./")), shown
+    assert sanitize_text("/home/me/shop/../other/x", worktree_root="/home/me/shop") == (
+        "{local-path}"
+    )
+
+
+def test_a_sibling_named_after_a_root_is_not_taken_for_it() -> None:
+    """Windows names a copy `repo (1)` or `repo - Copy`: they read as `. (1)\\x`."""
+    for sibling in ("C:\\repo (1)\\x", "C:\\repo - Copy\\x", "C:\\repo+b\\x", "C:\\repo@v2\\x"):
+        assert sanitize_text(sibling, worktree_root="C:\\repo") == sibling
+
+
+def test_a_drive_or_a_home_folder_is_never_a_root() -> None:
+    """An alias mapping `D:\\` or a home folder to the worktree made every path under it
+    relative (`D:\\Users\\bob\\k.txt` -> `Users/bob/k.txt`) and `Build ID: 7` `Build I. 7`."""
+    roots = ("/home/me/shop", "D:", "/home/bob")
+    assert sanitize_text("PID: 5, Build ID: 7", worktree_root=roots) == "PID: 5, Build ID: 7"
+    for text in ("D:\\Users\\bob\\k.txt", "/home/bob/.ssh/id_rsa"):
+        assert sanitize_text(text, worktree_root=roots) == "{local-path}"

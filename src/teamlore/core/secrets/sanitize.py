@@ -37,6 +37,10 @@ _TRANSCRIPT_FILE = re.compile(
 # a root as Windows spells it: a drive (`C:`), or backslashes and no slash (`\\server\\share`)
 _WINDOWS_ROOT = re.compile(r"^[A-Za-z]:(?:[\\/]|$)")
 _SEPARATORS = re.compile(r"[\\/]+")
+# after a root and a separator: a name in it, not `..` (`root/../x` is outside the repository)
+_INSIDE = r"(?=[^\s/\\])(?!\.\.(?:[\s/\\\"'`]|$))"
+# the root itself, not the start of a sibling's name (`repo-old`, `repo (1)`, `repo - Copy`)
+_ROOT_ITSELF = r"(?![\w.@+/\\-]| \(| - )"
 
 # the roots of a worktree as `sanitize_text` takes them: its root, or it and the prefixes the
 # user's `[paths] aliases` map to it (`repo.worktrees.worktree_roots`)
@@ -48,7 +52,15 @@ def _root_texts(roots: WorktreeRoots) -> list[str]:
     inside another root is stripped before the shorter one could take its prefix)."""
     listed = [roots] if isinstance(roots, str | os.PathLike) else list(roots)
     texts = {os.fspath(root).rstrip("/\\") for root in listed}
-    return sorted((t for t in texts if t), key=len, reverse=True)
+    return sorted((t for t in texts if _may_be_a_root(t)), key=len, reverse=True)
+
+
+def _may_be_a_root(root: str) -> bool:
+    """Not a drive, `/` or a home folder itself: every path under such a root would read as in
+    the repository (an alias mapping a drive or a home folder to the worktree)."""
+    if not root or re.fullmatch(r"[A-Za-z]:|/root", root):
+        return False
+    return re.fullmatch(_HOME_ABSOLUTE, root) is None
 
 
 def _strip_windows_root(text: str, root: str) -> str:
@@ -57,9 +69,9 @@ def _strip_windows_root(text: str, root: str) -> str:
     parts = [p for p in _SEPARATORS.split(root) if p]
     lead = r"[\\/]+" if root[:1] in "\\/" else ""
     spelled = "(?i:" + lead + r"[\\/]+".join(re.escape(p) for p in parts) + ")"
-    under = re.compile(spelled + r"[\\/]+(?=[^\s/\\])(" + _PATH_TAIL + ")")
+    under = re.compile(spelled + r"[\\/]+" + _INSIDE + r"(" + _PATH_TAIL + ")")
     text = under.sub(lambda m: _SEPARATORS.sub("/", m.group(1)), text)
-    return re.sub(spelled + r"(?![\w.-])", ".", text)
+    return re.sub(spelled + _ROOT_ITSELF, ".", text)
 
 
 def _strip_worktree(text: str, roots: WorktreeRoots) -> str:
@@ -69,8 +81,8 @@ def _strip_worktree(text: str, roots: WorktreeRoots) -> str:
             continue
         for form in sorted({root, root.replace("\\", "/")}, key=len, reverse=True):
             escaped = re.escape(form)
-            text = re.sub(escaped + r"[/\\]+(?=[^\s/\\])", "", text)
-            text = re.sub(escaped + r"(?![\w.-])", ".", text)
+            text = re.sub(escaped + r"[/\\]+" + _INSIDE, "", text)
+            text = re.sub(escaped + _ROOT_ITSELF, ".", text)
     return text
 
 
