@@ -73,6 +73,16 @@ def test_confirm_refuses_a_drifted_consolidation_with_its_code(world: World) -> 
     # and runs as printed without a terminal (with the --reason that needs)
     printed = re.findall(r"`(teamlore memory discard [^`]*)`", done.stderr)
     assert printed and "--candidate ID" not in done.stderr
+    # review prints the same command to copy, and the step after it in words (it printed
+    # `…--reason "…", then synthesize again` as the command: the shell took the rest for args)
+    lines = review.splitlines()
+    at = lines.index("  discard it, then synthesize again:")
+    shown: list[str] = []
+    for line in lines[at + 1 :]:
+        shown.append(line.strip().removesuffix("\\").strip())
+        if not line.endswith("\\"):
+            break
+    assert shlex.split(" ".join(shown)) == shlex.split(printed[0]), lines[at:]
     discarded = world.cli(*shlex.split(printed[0])[1:], input="")
     assert discarded.returncode == 0, discarded.stderr
     assert discarded.stdout.startswith("Discarded patch-consolidate-")

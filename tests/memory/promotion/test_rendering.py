@@ -64,7 +64,11 @@ def test_a_merge_target_that_does_not_parse_is_to_be_repaired_then_extracted_aga
     remedy = refused.value.remedy or errors.next_step(refused.value.error)
     path = ".threadshare/memory/entries/release-tag-check.md"
     assert remedy.startswith(f"Fix {path} as `teamlore memory lint` says")
-    assert "--extract-again" in remedy
+    # the discard runnable as printed: the candidate's id and a reason (it said `--candidate ID`)
+    assert remedy.endswith(
+        'with `teamlore memory discard --candidate cand-1 --reason "it cannot be promoted as it'
+        ' is" --extract-again`.'
+    ), remedy
 
 
 def test_targets_a_windows_checkout_gave_crlf_are_the_entries_adjudication_saw(

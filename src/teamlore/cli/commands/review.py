@@ -283,9 +283,10 @@ def _render_item(item: dict[str, Any], *, full_diff: bool) -> None:
         if left_out is not None and left_out["next"].endswith(" --extract-again"):
             say("  discard it and extract it again:")
             say_command(left_out["next"])
-        elif left_out is not None:
-            say("  discard it:")
-            say_command(left_out["next"])
+        elif left_out is not None:  # a drifted consolidation's: `<command>, then synthesize again`
+            command, _, then = left_out["next"].partition(", then ")
+            say(f"  discard it, then {then}:" if then else "  discard it:")
+            say_command(command)
             if left_out.get("extractAgain"):  # a plain discard drops its lesson
                 say("  or keep its lesson, extract it again:")
                 say_command(left_out["extractAgain"])

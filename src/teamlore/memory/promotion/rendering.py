@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from teamlore.contracts._base import is_scene_name, scene_name_for
 from teamlore.core import errors
 from teamlore.core.canonical import sha256_hex
+from teamlore.core.remedies import CANNOT_BE_PROMOTED, discard_command
 from teamlore.core.secrets import sanitize_for_name
 from teamlore.core.text.files import lf_sha256
 from teamlore.memory.extraction.typed_facts import COMMIT_CHANGED_PATH, parse_fact_text
@@ -282,7 +283,7 @@ def _approved_targets(
                 errors.TARGET_DRIFT,
                 f"entry {reference['id']} {_what_happened(current)} since the candidate was "
                 "adjudicated; discard it and extract it again "
-                "(`teamlore memory discard --candidate ID --extract-again`)",
+                f"(`{discard_command(view.candidate_id, CANNOT_BE_PROMOTED, extract_again=True)}`)",
                 candidateId=view.candidate_id,
                 entryId=reference["id"],
             )
@@ -314,7 +315,8 @@ def _refuse_duplicate(view: CandidateView, ctx: RenderContext, texts: list[str])
     raise errors.TeamloreError(
         errors.DUPLICATE_ENTRY,
         f"approved entry {found.entry_id} {says} and was not adjudicated against; discard it, "
-        "or adjudicate it again (`teamlore memory discard --candidate ID --extract-again`)",
+        "or adjudicate it again "
+        f"(`{discard_command(view.candidate_id, CANNOT_BE_PROMOTED, extract_again=True)}`)",
         candidateId=view.candidate_id,
         entryId=found.entry_id,
         path=found.path,
@@ -430,6 +432,7 @@ def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
         except MemoryFormatError as exc:
             # the file is as adjudication saw it, yet broken: repairing it changes it, so the
             # candidate is extracted again after (discarding alone would leave the file broken)
+            again = discard_command(view.candidate_id, CANNOT_BE_PROMOTED, extract_again=True)
             raise errors.TeamloreError(
                 errors.TARGET_DRIFT,
                 f"entry {reference['id']} no longer parses ({exc.reason}); it cannot be deprecated",
@@ -437,7 +440,7 @@ def render_entry_candidate(view: CandidateView, ctx: RenderContext) -> list[Rend
                 path=target_path,
             ).advising(
                 f"Fix {target_path} as `teamlore memory lint` says, then discard the candidate "
-                "with `teamlore memory discard --candidate ID --extract-again`."
+                f"with `{again}`."
             ) from None
         deprecated = dump_entry(
             old.model_copy(update={"status": "deprecated", "superseded_by": primary_id})
