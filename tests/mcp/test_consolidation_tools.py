@@ -19,6 +19,7 @@ from consolidation_world import (
     DOCTRINE,
     SCENE,
     World,
+    confirm_all,
     update_scene_and_create_doctrine,
 )
 
@@ -92,20 +93,7 @@ def test_the_whole_flow_across_mcp_and_cli_gives_identical_results(
     assert pending_mcp["status"] == "pending-review"
 
     (item,) = review_mcp["items"]
-    request = {
-        "format": "threadshare-memory-prepare-request@v1",
-        "kind": "consolidation",
-        "candidates": [
-            {
-                "candidateId": item["candidateId"],
-                "expectedRevision": item["revision"],
-                "statements": [
-                    {k: s[k] for k in ("statementId", "statementTextDigest", "citationsDigest")}
-                    for s in item["statements"]
-                ],
-            }
-        ],
-    }
+    request = confirm_all(item)
     partial = json.loads(json.dumps(request))
     partial["candidates"][0]["statements"].pop()
     (partial_mcp,) = mcp(world, ("threadshare_memory_prepare", partial))
