@@ -14,6 +14,7 @@ REVIEW_AGAIN = "Review again (`teamlore memory review`), then confirm anew."
 CANNOT_BE_PROMOTED = "it cannot be promoted as it is"
 BLOCKED_BY_LINT = "blocked by lint"
 MEMORY_CHANGED = "team memory changed since it was synthesized"
+NOT_ADJUDICATED = "not adjudicated"  # a staged draft whose adjudication waits
 
 
 def discard_command(candidate: str, reason: str, *, extract_again: bool = False) -> str:

@@ -183,9 +183,8 @@ def _render_adjudication(waiting: dict[str, Any] | None) -> None:
 def _render_staged_again(drafts: str, staged: list[str], plans: list[str]) -> None:
     """Drafts an agent staged whose adjudication task went stale: the agent stages the same
     draft batch again (ADJUDICATION_STALE says so), or a person discards them."""
-    from teamlore.core.remedies import discard_command
+    from teamlore.core.remedies import NOT_ADJUDICATED, discard_command
     from teamlore.ops.memory.review import short_candidate_id
-    from teamlore.ops.runner.waiting import NOT_ADJUDICATED
 
     them = "it" if len(staged) == 1 else "them"
     say_wrapped(

@@ -76,14 +76,10 @@ def adjudication_waiting(home: Any, conn: Any, identity: Any) -> dict[str, Any] 
     }
 
 
-# why a person discards a draft whose adjudication waits (`memory discard --reason`)
-NOT_ADJUDICATED = "not adjudicated"
-
-
 def stage_again(staged_ids: list[str]) -> str:
     """What moves on drafts an agent staged (`memory stage`) that wait, ADJUDICATION_STALE's
     step: the batch staged again, or a discard of each, named (runnable as printed)."""
-    from teamlore.core.remedies import discard_command
+    from teamlore.core.remedies import NOT_ADJUDICATED, discard_command
     from teamlore.ops.memory.review import short_candidate_id
 
     one = len(staged_ids) == 1

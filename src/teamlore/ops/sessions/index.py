@@ -130,7 +130,8 @@ def files_behind(home: Path, limit: int) -> tuple[int, int]:
     """How many session files a plain sync would read now, of the first `limit` its discovery
     finds: (not in the index, held at another size or time). The sync's own walk and one stat
     per file, whatever the files' dates (a restored backup, a folder moved in, a sync cut
-    short); what it cannot read is `status`'s, and a file held as failed waits for a change."""
+    short); what it cannot read, and a file held as failed (every sync tries it again), are
+    `status`'s to report."""
     from itertools import islice
 
     from teamlore.sessions.indexer import SyncStats, discover_files, load_file_rows, stat_files
