@@ -157,6 +157,20 @@ def test_the_demo_names_each_candidate_as_review_shows_it(demo: tuple[Path, str]
         assert re.fullmatch(r"extract-[0-9a-f]{12}-c[0-9]+", candidate), shown
 
 
+def test_the_demos_search_step_fits_80_columns(demo: tuple[Path, str]) -> None:
+    """Each query's first hit was one line of up to 141 columns; it wraps under the query now
+    (a file the demo prints afterwards is shown as it is, long lines and all)."""
+    from rich.cells import cell_len
+
+    lines = demo[1].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(" 3. sessions-search "))
+    end = next(i for i, line in enumerate(lines) if line.startswith(" 4. memory-init "))
+    step = lines[start:end]
+    assert [line for line in step if cell_len(line) > 80] == []
+    assert step[1].startswith("      flaky invoice export: 3 hits — user: The release job")
+    assert step[2].startswith("        ")
+
+
 def test_a_runner_with_nothing_to_plan_says_why_in_a_sentence(
     demo: tuple[Path, str], tmp_path: Path
 ) -> None:

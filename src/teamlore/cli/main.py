@@ -38,6 +38,7 @@ from teamlore.cli.output import (
     hanging,
     run,
     say,
+    say_wrapped,
     stdout,
     styled,
 )
@@ -93,7 +94,7 @@ def _render_demo(result: dict[str, Any]) -> None:
         if step["step"] == "sessions-search":
             for query, hits in step["searches"].items():
                 top = hits[0]["snippet"] if hits else "no hits"
-                stdout.print(f"      {query}: {counted(len(hits), 'hit')} — {top}")
+                say_wrapped(top, 8, lead=f"      {query}: {counted(len(hits), 'hit')} — ")
         elif step["step"] == "review":
             from teamlore.ops.memory.review import short_candidate_id
 
@@ -113,17 +114,17 @@ def _render_demo(result: dict[str, Any]) -> None:
         elif step["step"] == "memory-search":
             for query, found in step["searches"].items():
                 ids = ", ".join(r["id"] for r in found["results"]) or "none"
-                stdout.print(f"      {query}: {ids}")
+                say(f"      {query}: {ids}")
         elif step["step"] in ("assemble", "consolidation-assemble"):
             say()
             say(styled("CLAUDE.md", "bold"), " (managed block)")
             stdout.print(step["block"])
             for path in step.get("skills", []):
-                stdout.print(f"      {path}")
+                say(f"      {path}")
             stdout.print()
         elif step["step"] == "git-status":
             for line in step["porcelain"].splitlines():
-                stdout.print(f"      {line}")
+                say(f"      {line}")
     # lines to paste into a shell: a folder with a space in it (`TMPDIR="/tmp/bo tmp dir"`) is
     # quoted, as install quotes the command of its hooks
     stdout.print(
