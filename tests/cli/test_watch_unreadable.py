@@ -192,6 +192,40 @@ def test_an_unreadable_folder_is_logged_once_and_the_rest_stays_watched(world: W
     assert server.stderr.read_text() == ""  # no traceback
 
 
+def test_a_folder_made_unreadable_while_it_runs_is_logged_and_synced_once_readable(
+    world: World,
+) -> None:
+    """Walk defect: a folder `chmod 000` while the watch ran was not logged (the recursive
+    watch's filter dropped a folder's mode change), and once readable again it was not synced
+    until a file in it changed: a turn written while it could not be read stayed unindexed."""
+    project = world.claude / "p1"
+    project.mkdir()
+    turn_in(project, 1, 1)()
+    world.hand_over()
+    server = Server(world)
+    try:
+        server.wait(lambda: bool(server.events("synced")), "no first sync")
+        world.lock(project)
+        server.wait(lambda: bool(server.events("folder-unreadable")), "not logged")
+        assert [e["folder"] for e in server.events("folder-unreadable")] == [str(project)]
+
+        # written where it may be written but not listed: the sync cannot see it
+        world.lock(project, stat.S_IWUSR | stat.S_IXUSR)
+        turn_in(project, 1, 2)()
+        world.hand_over()
+        time.sleep(3)  # the watch saw the write, and its sync could not list the folder
+        assert turns_of(world, SESSION.format(1)) == ["q1"]
+
+        os.chmod(project, 0o755)  # nothing in it changes: its mode says it may be read
+        server.wait(lambda: turns_of(world, SESSION.format(1)) == ["q1", "q2"], "not synced")
+        world.lock(project)  # unreadable again: logged again
+        server.wait(lambda: len(server.events("folder-unreadable")) == 2, "not logged again")
+    finally:
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(timeout=60) == 0, server.log.read_text()
+    assert server.stderr.read_text() == ""  # no traceback
+
+
 def test_a_watch_the_system_refuses_stops_the_server_saying_why(world: World) -> None:
     """A watcher thread that dies (here: the system's limit of file watches, lowered to 2 in a
     user namespace of the test's own) must not leave a server that answers, and that doctor

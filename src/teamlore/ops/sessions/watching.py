@@ -124,7 +124,26 @@ class Watcher(_WatchThread):
         )
 
     def wanted(self, change: object, path: str) -> bool:
-        return _session_file(change, path) and not _through_a_linked_folder(path, self.roots)
+        if _through_a_linked_folder(path, self.roots):
+            return False
+        return self._readable_again(change, path) or _session_file(change, path)
+
+    def _readable_again(self, change: object, path: str) -> bool:
+        """Whether `path` is a folder that can be read again (its mode or owner changed): sync
+        what it holds. One that can no longer be read is added to `unreadable`, for the server
+        to log (the watch on it stays)."""
+        import watchfiles
+
+        if change != watchfiles.Change.modified or os.path.islink(path) or not os.path.isdir(path):
+            return False
+        readable = _can_read(path)
+        if readable == (path not in self.unreadable):
+            return False
+        if readable:
+            self.unreadable = tuple(f for f in self.unreadable if f != path)
+        else:
+            self.unreadable = (*self.unreadable, path)
+        return readable
 
 
 class _EitherEvent:
@@ -135,6 +154,17 @@ class _EitherEvent:
 
     def is_set(self) -> bool:
         return any(event.is_set() for event in self.events)
+
+
+def _can_read(folder: str) -> bool:
+    """Whether `folder`'s entries can be listed, as `os.walk` (and sync) lists them."""
+    try:
+        with os.scandir(folder):
+            return True
+    except PermissionError:
+        return False
+    except OSError:
+        return True  # gone meanwhile: the server watches the folders anew
 
 
 def _readable_folders(roots: Sequence[Path]) -> tuple[list[str], tuple[str, ...]]:
