@@ -13,7 +13,9 @@ docs/extraction.md "stage"):
    `recall-algorithm-changed` when the set is the same: the caller syncs the vectors first
    with the embedder configured now, and a hybrid recall falls back to words alone
    when an approved entry has no vector yet, dedup.py); a generation change with the same
-   result set is accepted;
+   result set is accepted. A task issued under an earlier adjudication prompt is answered
+   as any other when its result has today's shape (`ANSWERABLE_PROMPT_VERSIONS`); under any
+   other version it is refused as stale (`prompt-version-changed`) and nothing changes;
 3. the host rules (`contracts.adjudication.check_adjudication_result`): every draft decided
    exactly once, targets in the pool, no skip chains or cycles, never a draft of this batch as
    an update/merge target. An invalid result is refused (`ADJUDICATION_INVALID`) and audited;
@@ -44,6 +46,7 @@ from pydantic import ValidationError
 from teamlore.contracts import digests
 from teamlore.contracts._base import is_scene_name
 from teamlore.contracts.adjudication import (
+    ADJUDICATION_PROMPT_VERSION,
     MAX_DRAFTS_PER_ADJUDICATION,
     Adjudication,
     AdjudicationResult,
@@ -58,6 +61,7 @@ from teamlore.core.failpoints import failpoint
 from teamlore.memory.extraction import dedup, tasks
 from teamlore.memory.extraction.adjudication_tasks import (
     adjudication_task_document,
+    answer_is_read,
     holds_the_drafts,
     recall_still_holds,
     run_recall,
@@ -116,6 +120,14 @@ def submit_adjudication(
         drafts = load_drafts(conn, task.draft_batch_ref)
         if fresh.status == "stale":
             raise _stale(fresh, "task-stale", drafts)
+        if not answer_is_read(fresh):
+            raise _stale(  # nothing changes: staging the drafts again issues a fresh task
+                fresh,
+                "prompt-version-changed",
+                drafts,
+                issuedPromptVersion=fresh.binding["promptVersion"],
+                promptVersion=ADJUDICATION_PROMPT_VERSION,
+            )
         require_complete_approved_projection(conn, owner)
         if not holds_the_drafts(fresh, drafts):
             tasks.mark_stale(conn, fresh.task_id, lease_epoch=fresh.lease_epoch)
@@ -258,6 +270,14 @@ def refuse_consuming_planned_candidates(
     )
 
 
+_STALE_IN_WORDS = {
+    "drafts-changed": "a draft it holds was discarded or merged into another candidate since it "
+    "was issued",
+    "prompt-version-changed": "it was issued under the adjudication prompt "
+    "{issuedPromptVersion}, whose answers this teamlore ({promptVersion}) does not read",
+}
+
+
 def _stale(
     task: Task, reason: str, waiting: Sequence[DraftRow], **details: Any
 ) -> errors.TeamloreError:
@@ -274,11 +294,7 @@ def _stale(
             waitingCandidateIds=[],
             **details,
         ).advising("Nothing to do: `teamlore memory status` counts the candidates that wait.")
-    changed = (
-        "a draft it holds was discarded or merged into another candidate since it was issued"
-        if reason == "drafts-changed"
-        else reason
-    )
+    changed = _STALE_IN_WORDS.get(reason, reason).format(**details)
     return errors.TeamloreError(
         errors.ADJUDICATION_STALE,
         f"adjudication task {task.task_id} is stale ({changed}); stage the same draft batch "

@@ -13,6 +13,7 @@ from teamlore.contracts.adjudication import (
     ADJUDICATION_PROMPT_VERSION,
     ADJUDICATION_RESULT_FORMAT,
     ADJUDICATION_TASK_FORMAT,
+    ANSWERABLE_PROMPT_VERSIONS,
     AdjudicationTask,
 )
 from teamlore.core import db
@@ -58,6 +59,18 @@ def recall_still_holds(task: Task, recall: dedup.RecallResult) -> bool:
     )
 
 
+def issued_under_current_prompt(task: Task) -> bool:
+    """Whether the task carries the adjudication prompt this teamlore sends: only such a task is
+    shown again (a live task under an earlier prompt is issued again instead)."""
+    return bool(task.binding["promptVersion"] == ADJUDICATION_PROMPT_VERSION)
+
+
+def answer_is_read(task: Task) -> bool:
+    """Whether a result to the task is read: it was issued under the current prompt or under an
+    earlier one whose result has the same shape (ANSWERABLE_PROMPT_VERSIONS)."""
+    return task.binding["promptVersion"] in ANSWERABLE_PROMPT_VERSIONS
+
+
 def adjudication_binding(
     conn: sqlite3.Connection, owner: Owner, drafts: Sequence[DraftRow], recall: dedup.RecallResult
 ) -> dict[str, Any]:
@@ -84,7 +97,10 @@ def adjudication_task_document(
     drafts: Sequence[DraftRow],
     recall: dedup.RecallResult,
 ) -> dict[str, Any]:
-    """AdjudicationTask@v1 (validated against the contract before it leaves teamlore)."""
+    """AdjudicationTask@v1 (validated against the contract before it leaves teamlore), under the
+    binding's prompt version: the current one whenever the task is shown (issued or shown again);
+    an earlier one only to check a result against the task it answers, which reads no prompt
+    text (`submit_adjudication`)."""
     document = {
         "format": ADJUDICATION_TASK_FORMAT,
         "taskId": task_id,
@@ -96,7 +112,7 @@ def adjudication_task_document(
         "contract": {
             "resultSchema": ADJUDICATION_RESULT_FORMAT,
             "prompts": {
-                "promptVersion": ADJUDICATION_PROMPT_VERSION,
+                "promptVersion": binding["promptVersion"],
                 "adjudication": ADJUDICATION_PROMPT,
             },
         },
@@ -170,11 +186,11 @@ def live_adjudication_task(
     """The AdjudicationTask@v1 the drafts of the extraction task(s) await right now: one task
     over every draft of a runner run (at most 64; docs/runner.md "Two approvals").
 
-    The recorded task when it holds the drafts that still wait and its recall result set still
-    holds. Otherwise, with `reissue`, the old task is marked stale and a fresh one recorded over
-    the drafts that wait (what a new runner plan needs); without it, None (read-only: an
-    approval must not change state before it runs). None as well when no draft awaits
-    adjudication."""
+    The recorded task when it holds the drafts that still wait, carries the current prompt and
+    its recall result set still holds. Otherwise, with `reissue`, the old task is marked stale
+    and a fresh one recorded over the drafts that wait (what a new runner plan needs); without
+    it, None (read-only: an approval must not change state before it runs). None as well when
+    no draft awaits adjudication."""
     ids = (
         [extraction_task_ids] if isinstance(extraction_task_ids, str) else list(extraction_task_ids)
     )
@@ -189,6 +205,7 @@ def live_adjudication_task(
         live
         and current is not None
         and holds_the_drafts(current, drafts)
+        and issued_under_current_prompt(current)
         and recall_still_holds(current, recall)
     ):
         return adjudication_task_document(current.task_id, current.binding, drafts, recall)

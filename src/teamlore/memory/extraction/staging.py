@@ -39,6 +39,7 @@ from teamlore.memory.extraction.adjudication_tasks import (
     adjudication_task_document,
     holds_the_drafts,
     issue_adjudication_task,
+    issued_under_current_prompt,
     recall_comparison,
     recall_still_holds,
     run_recall,
@@ -204,7 +205,8 @@ def _replayed(
     now: int,
 ) -> dict[str, Any]:
     """The recorded outcome; with a fresh adjudication task over the drafts that still wait if
-    the recorded one went stale or holds a draft that left the batch."""
+    the recorded one went stale, holds a draft that left the batch or carries an earlier
+    prompt."""
     if outcome.get("noOp"):
         return {**outcome, "idempotent": True}
     current = _latest_adjudication_task(conn, task.task_id)
@@ -212,7 +214,7 @@ def _replayed(
     if current is None or current.status == "submitted" or not drafts:
         return {**outcome, "idempotent": True}
     if current.status != "stale":
-        if holds_the_drafts(current, drafts):
+        if holds_the_drafts(current, drafts) and issued_under_current_prompt(current):
             recall = run_recall(conn, owner, drafts)
             if recall_still_holds(current, recall):
                 if current.task_id == outcome["adjudicationTaskId"]:
