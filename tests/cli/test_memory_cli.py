@@ -326,6 +326,41 @@ def test_recall_lists_each_deferred_task_on_its_own_line(tmp_path: Path, home: P
     assert "  not claimable: 0" in done.stdout
 
 
+def test_recall_names_the_session_each_task_comes_from_as_sessions_list_does(
+    tmp_path: Path, home: Path
+) -> None:
+    """At 80 columns the text view listed task ids and turn ranges only: which of the sessions
+    a task came from could not be told. Each session's tasks now come under its key's first 12
+    hex and its title (its first prompt here), as `sessions list` names it; never the whole key
+    or the provider's session id."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
+    from recall_world import WINDOW, CodexSession, make_repo, sync
+
+    repo = make_repo(tmp_path / "two")
+    memory_init(repo, home)
+    for suffix, topic in (("a1", "release script"), ("b2", "flaky export test")):
+        session = CodexSession(suffix, repo)
+        for i in range(3):
+            session.turn(f"Fix the {topic}, step {i}")
+        session.write(tmp_path / "codex")
+    sync(home, tmp_path / "codex", repo)
+    window = ("--since", WINDOW["since"], "--until", WINDOW["until"])
+    listed = json.loads(in_process("sessions", "list", "-f", "json", cwd=repo).stdout)
+    keys = {s["derivedTitle"]: s["sessionKey"] for s in listed["sessions"]}
+
+    done = in_process("memory", "recall", *window, cwd=repo, env={"COLUMNS": "80"})
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "2 extraction tasks"
+    heads = [line for line in lines if line.startswith("  session ")]
+    assert sorted(heads) == sorted(f"  session {key[:12]}  {title}" for title, key in keys.items())
+    for head in heads:  # its task on the line under it
+        assert lines[lines.index(head) + 1].startswith("    extract-")
+    assert not any(key in done.stdout for key in keys.values())
+    assert CodexSession("a1", repo).session_id not in done.stdout
+
+
 def _note_of(lines: list[str]) -> str:
     """The `note: ` of a recall's text view, its lines (wrapped under `note: `) as one."""
     at = next(i for i, line in enumerate(lines) if line.startswith("note: "))
@@ -412,7 +447,7 @@ def test_recall_leaves_out_a_symlinked_scene_and_says_so_as_search_does(
     )
     assert "leftOut" not in recalled["skillContext"]
     assert text.returncode == 0, text.stderr
-    assert text.stdout.splitlines()[2:5] == [
+    assert text.stdout.splitlines()[3:6] == [  # under the count, the session and its task
         "Not recalled: 1 file it cannot read:",
         "  symlink .threadshare/memory/scenes/linked.md: symbolic links are not allowed in the"
         " memory tree",

@@ -11,6 +11,7 @@ import orjson
 
 from teamlore.cli.app import memory_app
 from teamlore.cli.commands import sessions as session_commands
+from teamlore.cli.literal import literal
 from teamlore.cli.output import (
     FormatOption,
     OutputFormat,
@@ -373,14 +374,26 @@ def _instant(value: str | None, fmt: OutputFormat) -> str | None:
 
 
 def _render_recall(result: dict[str, Any]) -> None:
+    """The tasks under the session each comes from, named as `sessions list` names it (its key's
+    first 12 hex and title, cut to the width); then what was left out, coverage and note."""
     tasks = result.get("sources") or []
     stdout.print(counted(len(tasks), "extraction task"))
+    session_of = {
+        task_id: session
+        for session in result.get("selection", {}).get("sessions", [])
+        for task_id in session.get("taskIds", [])
+    }
+    shown_session = None
     for source in tasks:
         task = source.get("task", source)
+        session = session_of.get(task["taskId"])
+        if session is not None and session is not shown_session:
+            _say_session(session)
+            shown_session = session
         chunk = task.get("chunk", {})
         turns = chunk.get("turnRange", {})
         say(
-            "  ",
+            "    ",
             styled(task["taskId"][:24], "bold"),
             f" turns {turns.get('start')}–{turns.get('end')},"
             f" {counted(len(task.get('evidenceCatalog', [])), 'evidence item')}",
@@ -392,6 +405,17 @@ def _render_recall(result: dict[str, Any]) -> None:
             _render_field(key, result[key])
     if tasks:  # with none there is nothing to hand an agent
         stdout.print("Use --format json to get the tasks for an agent.")
+
+
+def _say_session(session: dict[str, Any]) -> None:
+    """`  session 0f3a9c2b7d1e  Fix the flaky export test`, the title cut to the width."""
+    from rich.text import Text
+
+    line = Text(f"  session {session['sessionKey'][:12]}")
+    if session.get("title"):
+        line.append(f"  {literal(session['title'])}")
+    line.truncate(stdout.width, overflow="ellipsis")
+    say(line)
 
 
 # a session's key as `sessions list` shows it and `sessions show` takes it: its first 12 hex

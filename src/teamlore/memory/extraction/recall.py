@@ -597,6 +597,7 @@ def recall(
     sources: list[dict[str, Any]] = []
     deferred: list[dict[str, Any]] = []
     unavailable: list[dict[str, Any]] = []
+    returned_from: dict[str, list[str]] = {}  # session key -> its tasks among the sources
     for item in built:
         row = rows[item.task_id]
         summary = {
@@ -612,8 +613,11 @@ def recall(
             task = dict(item.task)
             task["binding"] = orjson.loads(row["binding_json"])
             sources.append(task)
+            returned_from.setdefault(item.session_key, []).append(item.task_id)
         else:
             deferred.append(summary)
+    for session_json in sessions_json:  # a task does not name its session (build_task)
+        session_json["taskIds"] = returned_from.get(session_json["sessionKey"], [])
     truncated = sum(
         1 for s in sources for c in s["chunk"]["coverage"] if c["completeness"] == "truncated"
     )

@@ -230,12 +230,28 @@ def memory_recall(ctx: OpContext, request: RecallRequest) -> dict[str, Any]:
             chunk_bytes=request.chunk_bytes,
         )
         waiting = _what_still_waits(ctx, stores, result)
+        _title_sessions(ctx, stores, result["selection"]["sessions"])
         contexts = recall_contexts(
             stores.identity.worktree_root, normalized["query"], context_budget(request.chunk_bytes)
         )
     # a Skill's shape beside the entry drafts' (draftShape): what the agent stages either way
     guidance = {**result["guidance"], "skillShape": SKILL_SHAPE}
     return {**result, "guidance": guidance, **waiting, **contexts}
+
+
+def _title_sessions(ctx: OpContext, stores: Any, sessions: list[dict[str, Any]]) -> None:
+    """Each session's `title` as `sessions list` shows it (None when untitled), in the form a
+    transcript shares it (typed_facts.shared_form: the result goes to an agent), so the text
+    view can say which session each task comes from."""
+    from teamlore.memory.extraction.typed_facts import shared_form
+    from teamlore.ops.sessions.lineage import listed_titles
+    from teamlore.repo.worktrees import worktree_roots
+
+    titles = listed_titles(stores.index, [s["sessionKey"] for s in sessions])
+    roots = worktree_roots(stores.identity.worktree_root, ctx.home)
+    for session in sessions:
+        title = titles.get(session["sessionKey"])
+        session["title"] = shared_form(title, roots) if title else None
 
 
 def context_budget(chunk_bytes: int) -> int:

@@ -67,6 +67,27 @@ def with_derived_titles(conn: sqlite3.Connection, sessions: list[dict[str, Any]]
         )
 
 
+def listed_titles(conn: sqlite3.Connection, keys: list[str]) -> dict[str, str | None]:
+    """What `sessions list`'s `title / cwd` column calls each of these sessions (None: untitled,
+    the list shows its folder), by key."""
+    from teamlore.ops.sessions.titles import listed_title
+
+    sessions: list[dict[str, Any]] = []
+    for at in range(0, len(keys), _BATCH):
+        batch = keys[at : at + _BATCH]
+        rows = conn.execute(
+            "SELECT session_key, title, parent_session_key FROM sessions"
+            f" WHERE session_key IN ({', '.join('?' * len(batch))})",
+            batch,
+        )
+        sessions.extend(
+            {"sessionKey": str(key), "title": title, "parentSessionKey": parent}
+            for key, title, parent in rows
+        )
+    with_derived_titles(conn, sessions)
+    return {s["sessionKey"]: listed_title(s) for s in sessions}
+
+
 def annotate_show(conn: sqlite3.Connection, shown: dict[str, Any]) -> None:
     """`sessions show`'s result with its derived title, the parent call of a subagent, the
     subagent each Task/Agent call started and what started each turn without a prompt."""
