@@ -13,10 +13,10 @@ import pytest
 from support import (
     draft_batch,
     git,
+    in_process,
     release_repository,
     shared_fixtures,
     store_all,
-    teamlore_cli,
     teamlore_in_pty,
     writable_copy,
 )
@@ -53,7 +53,7 @@ def repo(tmp_path: Path, home: Path) -> Path:
     root = tmp_path / "acme"
     root.mkdir()
     git(root, "init", "-q")
-    assert teamlore_cli("memory", "init", cwd=root).returncode == 0
+    assert in_process("memory", "init", cwd=root).returncode == 0
     return root
 
 
@@ -66,8 +66,8 @@ def test_repo_list_pads_no_line_with_trailing_spaces(tmp_path: Path, home: Path)
     shop = tmp_path / "shop"
     shop.mkdir()
     git(shop, "init", "-q")
-    assert teamlore_cli("sync", "--repository", str(shop)).returncode == 0
-    done = teamlore_cli("repo", "list", env=AT_80)
+    assert in_process("sync", "--repository", str(shop)).returncode == 0
+    done = in_process("repo", "list", env=AT_80)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0].split() == [
         *("repository", "status", "sessions", "commits", "path")
@@ -78,11 +78,11 @@ def test_repo_list_pads_no_line_with_trailing_spaces(tmp_path: Path, home: Path)
 def test_memory_status_names_the_lint_rules_and_where_to_read_the_findings(repo: Path) -> None:
     """`Lint 0 blocking, 1 warning` alone did not say what was wrong or where to look."""
     write_entry(repo, "one", entry("one"))
-    clean = teamlore_cli("memory", "status", cwd=repo, env=AT_80).stdout.splitlines()
+    clean = in_process("memory", "status", cwd=repo, env=AT_80).stdout.splitlines()
     assert clean[-1] == "Lint         0 blocking, 0 warnings in 2 files"
     write_entry(repo, "one", entry("one", limitations='["not-authorship","made-up-limit"]'))
     write_entry(repo, "two", entry("two", limitations='["made-up-limit"]'))
-    done = teamlore_cli("memory", "status", cwd=repo, env=AT_80)
+    done = in_process("memory", "status", cwd=repo, env=AT_80)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("Lint "))
@@ -95,7 +95,7 @@ def test_memory_status_names_the_lint_rules_and_where_to_read_the_findings(repo:
 
 def test_assemble_speaks_of_one_approved_entry_in_the_singular(repo: Path) -> None:
     write_entry(repo, "one", entry("one"))
-    done = teamlore_cli("memory", "assemble", "-p", "claude", cwd=repo, env=AT_80)
+    done = in_process("memory", "assemble", "-p", "claude", cwd=repo, env=AT_80)
     assert done.returncode == 0, done.stderr
     assert (
         "1 approved entry: agents search it with threadshare_memory_search (the block says"
@@ -120,14 +120,14 @@ def test_dry_run_diffs_name_the_file_from_home_as_its_row_does(tmp_path: Path) -
         "PATH": f"{fake}:/usr/bin:/bin",
     }
     (tmp_path / "home").mkdir()
-    preview = teamlore_cli("install", "--client", "codex", "--dry-run", env=user)
+    preview = in_process("install", "--client", "codex", "--dry-run", env=user)
     assert preview.returncode == 0, preview.stderr
     lines = preview.stdout.splitlines()
     assert lines[0] == "codex (user scope): would change (dry run), nothing written"
     at = lines.index("  would create  ~/.codex/config.toml")
     assert lines[at + 1 : at + 3] == ["--- /dev/null", "+++ ~/.codex/config.toml"]
-    assert teamlore_cli("install", "--client", "codex", env=user).returncode == 0
-    undo = teamlore_cli("uninstall", "--client", "codex", "--dry-run", env=user)
+    assert in_process("install", "--client", "codex", env=user).returncode == 0
+    undo = in_process("uninstall", "--client", "codex", "--dry-run", env=user)
     assert undo.returncode == 0, undo.stderr
     lines = undo.stdout.splitlines()
     assert lines[0] == "codex (user scope): would change (dry run), nothing written"
@@ -139,7 +139,7 @@ def test_dry_run_diffs_name_the_file_from_home_as_its_row_does(tmp_path: Path) -
 def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """`teamlore demo` run once: its folder and what it printed."""
     root = tmp_path_factory.mktemp("demo")
-    proc = teamlore_cli("demo", "--dir", str(root / "demo"), env={**AT_80, "HOME": str(root)})
+    proc = in_process("demo", "--dir", str(root / "demo"), env={**AT_80, "HOME": str(root)})
     assert proc.returncode == 0, proc.stderr
     return root / "demo", proc.stdout
 
@@ -180,7 +180,7 @@ def test_a_runner_with_nothing_to_plan_says_why_in_a_sentence(
     claude.write_text('#!/bin/sh\necho "2.0.0 (Claude Code)"\n')
     claude.chmod(0o755)
     env = {**AT_80, "TEAMLORE_HOME": str(demo[0] / "state"), "TEAMLORE_CLAUDE_BIN": str(claude)}
-    done = teamlore_cli(
+    done = in_process(
         "memory", "consolidate", "--runner", "claude", cwd=demo[0] / "acme-billing", env=env
     )
     assert done.returncode == 0, done.stderr
@@ -194,8 +194,8 @@ def test_an_import_the_writer_did_not_run_for_says_what_to_do(tmp_path: Path, ho
     and not a word of how to let the Writer run."""
     notes = tmp_path / "notes.md"
     notes.write_text("# Notes\n\nI prefer pytest over unittest.\n")
-    assert teamlore_cli("personal", "config", "--allow", "document_import").returncode == 0
-    done = teamlore_cli("personal", "import", str(notes), env=AT_80)
+    assert in_process("personal", "config", "--allow", "document_import").returncode == 0
+    done = in_process("personal", "import", str(notes), env=AT_80)
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("writer: not run "))
@@ -215,11 +215,11 @@ def test_personal_import_fits_80_columns_with_its_id_whole(tmp_path: Path, home:
     now wraps under its lead, the import id whole on a line of its own; JSON is as it was."""
     notes = tmp_path / "notes-from-the-coast.md"
     notes.write_text("# Notes\n\nI prefer pytest over unittest.\n")
-    assert teamlore_cli("personal", "config", "--allow", "document_import").returncode == 0
-    queued = teamlore_cli("personal", "import", str(notes), "--no-wait", env=AT_80)
-    again = teamlore_cli("personal", "import", str(notes), "--no-wait", env=AT_80)
-    unrun = teamlore_cli("personal", "import", str(notes), env=AT_80)  # no model: not run
-    as_json = teamlore_cli("personal", "import", str(notes), "--no-wait", "--format", "json")
+    assert in_process("personal", "config", "--allow", "document_import").returncode == 0
+    queued = in_process("personal", "import", str(notes), "--no-wait", env=AT_80)
+    again = in_process("personal", "import", str(notes), "--no-wait", env=AT_80)
+    unrun = in_process("personal", "import", str(notes), env=AT_80)  # no model: not run
+    as_json = in_process("personal", "import", str(notes), "--no-wait", "--format", "json")
     import_id = json.loads(as_json.stdout)["importId"]
     assert IMPORT_ID.fullmatch(import_id)
     assert (queued.returncode, again.returncode, unrun.returncode) == (0, 0, 1)
@@ -261,8 +261,8 @@ def test_org_sync_says_in_words_what_it_added_changed_and_deleted(repo: Path, ho
     write_entry(repo, "one", entry("one"))
     git(repo, "add", "-A")
     git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "memory")
-    assert teamlore_cli("org", "add", str(repo)).returncode == 0
-    done = teamlore_cli("org", "sync", "--lexical", env=AT_80)
+    assert in_process("org", "add", str(repo)).returncode == 0
+    done = in_process("org", "sync", "--lexical", env=AT_80)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == (
         "acme  synced  1 document (1 added, 0 changed, 0 deleted)"
@@ -276,10 +276,10 @@ def test_org_add_says_what_it_added_within_80_columns(tmp_path: Path, home: Path
     clone.mkdir()
     git(clone, "init", "-q")
     git(clone, "remote", "add", "origin", "git@github.com:acme-corp/shop-frontend-service.git")
-    assert teamlore_cli("memory", "init", cwd=clone).returncode == 0
+    assert in_process("memory", "init", cwd=clone).returncode == 0
     git(clone, "add", "-A")
     git(clone, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "memory")
-    done = teamlore_cli("org", "add", str(clone), env=AT_80)
+    done = in_process("org", "add", str(clone), env=AT_80)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert max(map(len, lines)) <= 80, lines
@@ -295,11 +295,11 @@ def test_status_says_a_source_folder_it_marks_with_a_cross_is_not_there(
     """`Source      ✗ codex   ~/.codex/sessions` did not say what `✗` means."""
     codex_home = tmp_path / "no-codex"
     env = {**AT_80, "CODEX_HOME": str(codex_home), "HOME": str(tmp_path)}
-    done = teamlore_cli("status", env=env)
+    done = in_process("status", env=env)
     assert done.returncode == 0, done.stderr
     assert "Source      ✗ codex   ~/no-codex/sessions (not found)" in done.stdout.splitlines()
     (codex_home / "sessions").mkdir(parents=True)
-    found = teamlore_cli("status", env=env)
+    found = in_process("status", env=env)
     assert "Source      ✓ codex   ~/no-codex/sessions" in found.stdout.splitlines()
 
 
@@ -307,7 +307,7 @@ def test_memory_status_wraps_the_consolidation_line_at_words(demo: tuple[Path, s
     """`Consolidation baseline run-consolidate-…, 0 approved entries new since (due at 20)` was
     93 columns, past the edge of an 80-column terminal, where the other lines fit."""
     env = {**AT_80, "TEAMLORE_HOME": str(demo[0] / "state")}
-    done = teamlore_cli("memory", "status", cwd=demo[0] / "acme-billing", env=env)
+    done = in_process("memory", "status", cwd=demo[0] / "acme-billing", env=env)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert [line for line in lines if len(line) > 80] == []
@@ -389,7 +389,7 @@ def test_review_promote_and_assemble_wrap_their_own_sentences_at_words(
     notes in lines of up to 228. Left whole: the file promote wrote (one token) and the
     managed block assemble wrote into CLAUDE.md (quoted: the terminal wraps it); a command
     to copy is never cut across lines."""
-    review = teamlore_cli("memory", "review", cwd=reviewed, env=AT_80)
+    review = in_process("memory", "review", cwd=reviewed, env=AT_80)
     assert review.returncode == 0, review.stderr
     lines = review.stdout.splitlines()
     assert [line for line in lines if len(line) > 80] == []
@@ -400,7 +400,7 @@ def test_review_promote_and_assemble_wrap_their_own_sentences_at_words(
     assert code == 0, printed
     plan = re.search(r"Plan (\S+) generated", printed)
     assert plan is not None, printed
-    promote = teamlore_cli("memory", "promote", "--plan", plan.group(1), cwd=reviewed, env=AT_80)
+    promote = in_process("memory", "promote", "--plan", plan.group(1), cwd=reviewed, env=AT_80)
     assert promote.returncode == 0, promote.stderr
     [written] = (reviewed / ".threadshare/memory/entries").glob("deploy-service-*.md")
     row = f"  {written.relative_to(reviewed).as_posix()}:"
@@ -409,14 +409,14 @@ def test_review_promote_and_assemble_wrap_their_own_sentences_at_words(
     assert lines[lines.index(row) + 1] == "    written"  # and what became of it under it
     assert [line for line in lines if len(line) > 80 and line != row] == []
     assert "  `git add --intent-to-add .threadshare/memory && git diff` shows every line" in lines
-    as_json = teamlore_cli(
+    as_json = in_process(
         "memory", "promote", "--plan", plan.group(1), "--format", "json", cwd=reviewed
     )
     from teamlore.ops.memory.promote import GIT_NOTE
 
     assert json.loads(as_json.stdout)["git"] == GIT_NOTE  # the JSON is as it was
 
-    assemble = teamlore_cli("memory", "assemble", "-p", "claude", cwd=reviewed, env=AT_80)
+    assemble = in_process("memory", "assemble", "-p", "claude", cwd=reviewed, env=AT_80)
     assert assemble.returncode == 0, assemble.stderr
     lines = assemble.stdout.splitlines()
     begin = next(i for i, line in enumerate(lines) if line.startswith("<!-- BEGIN "))
