@@ -317,6 +317,43 @@ def test_a_turn_appended_is_found_through_the_server_without_running_sync(
     assert server.events("answered")[-1]["command"] == "sessions search"
 
 
+def test_a_sync_that_changed_nothing_is_not_logged_and_a_removed_file_is_said_removed(
+    home: Path, sources: Path, tmp_path: Path
+) -> None:
+    """Walk defect: a search that synced a grown file itself was followed by the watch's own
+    `synced: 0 changed files` line, and a deleted session file was logged as `0 changed
+    files`. A sync that changed nothing logs nothing (the first, at start, always logs); one
+    that found a file removed says so."""
+    sys.path.insert(0, str(SRC.parent / "bench"))
+    import corpus
+
+    sync_json(sources)
+    (home / "config.toml").write_text(f'[sources]\nclaude = ["{sources / "claude"}"]\n')
+    # its next sync waits 5 s after the first: the search below syncs the grown file first
+    running = start_watch(tmp_path, None, "--min-interval", "5")
+    try:
+        grown = sources / "claude" / "synthetic-main.jsonl"
+        corpus.append_turn(grown, "zqquiet", at_ms=1_780_000_000)
+        search = ("sessions", "search", "zqquiet", "--lexical", "--format", "json")
+        assert json.loads(teamlore_cli(*search, env=OWN_PROCESS).stdout)["hits"]
+        turns = json.loads(teamlore_cli("status", "--format", "json").stdout)["turns"]
+        time.sleep(6)  # the watch synced the grown file meanwhile: it changed nothing
+        grown.unlink()
+        running.wait_for("synced", 2)
+        time.sleep(1)  # nothing else comes
+    finally:
+        running.proc.send_signal(signal.SIGTERM)
+        assert running.proc.wait(timeout=60) == 0, running.log.read_text()
+    removed = running.events("synced")[1:]
+    assert removed == [
+        {"event": "synced", "changedFiles": 0, "removedFiles": 1, "turnsWritten": 0, "turns": turns}
+    ]
+    said = watch.event_lines("synced", {k: v for k, v in removed[0].items() if k != "event"})
+    assert " ".join(" ".join(said).split()) == (
+        f"synced: 1 session file removed (its turns stay indexed); the index holds {turns} turns."
+    )
+
+
 def test_an_index_removed_while_the_server_runs_is_synced_again_without_a_session_change(
     server: Watch, home: Path
 ) -> None:

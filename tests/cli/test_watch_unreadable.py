@@ -176,9 +176,7 @@ def test_an_unreadable_folder_is_logged_once_and_the_rest_stays_watched(world: W
         assert turns_of(world, SESSION.format(2)) == ["q1", "q2"]
 
         # and the locked folder, once it may be read
-        synced = len(server.events("synced"))
-        os.chmod(locked, 0o755)
-        server.wait(lambda: len(server.events("synced")) > synced, "no sync once it is readable")
+        os.chmod(locked, 0o755)  # synced then: empty, it changes nothing, so nothing is logged
         server.syncs_a_change(turn_in(locked, 3, 1))
         server.syncs_a_change(turn_in(locked, 3, 2))
         assert turns_of(world, SESSION.format(3)) == ["q1", "q2"]

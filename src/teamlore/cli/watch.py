@@ -225,6 +225,8 @@ class Server:
         # while a sync waits for the index to change (INDEX_CODES): the index file's state then
         self.held: tuple[int, ...] | None = None
         self.failure: tuple[str, str] | None = None  # the refusal logged last, until a sync works
+        # the first sync, and the first after a refusal, is logged even when it changed nothing
+        self.tell_next_sync = True
         self.unreadable: set[str] = set()  # the unreadable folders logged, while they stay so
         self.log_reader_gone = False  # the log cannot be written: the server stops, unlogged
         _load_served_code()
@@ -339,11 +341,15 @@ class Server:
             # the index this sync left, refused or not: a refused sync is not run again every
             # files check because the first sync made the index, or a `--rebuild` replaced it
             self._remember_index()
-        self.failure = None
+        told, self.tell_next_sync, self.failure = self.tell_next_sync, False, None
         self._watch_links()
+        files = result["files"]
+        if not (told or files["changed"] or files["unavailable"]):
+            return  # a search synced the grown file itself, say: nothing to tell
         self.event(
             "synced",
-            changedFiles=result["files"]["changed"],
+            changedFiles=files["changed"],
+            removedFiles=files["unavailable"],
             turnsWritten=result["turns"],
             turns=result["totals"]["turns"],
         )
@@ -363,6 +369,7 @@ class Server:
         Any other refusal will not go away by itself (a damaged index, a full disk, a folder
         that cannot be read): log it once and try again only when something changed, the index
         (INDEX_CODES) or else a session file."""
+        self.tell_next_sync = True
         if err.code in RETRIED_CODES:
             self.event("sync-refused", code=err.code, message=err.message)
             self.changed.set()
@@ -501,7 +508,7 @@ def _file_state(path: Path) -> tuple[int, ...] | None:
 _EVENT_TEXT = {
     "started": "teamlore watch: watching {folders}; answering sessions search,"
     " list and show, memory search and status (Ctrl-C stops).",
-    "synced": "synced: {changedFiles}, {turnsWritten} written; the index holds {turns}.",
+    "synced": "synced: {changes}; the index holds {turns}.",
     "sync-refused": "sync skipped ({code}: {message}); retrying.",
     "sync-failed": "sync failed ({code}: {message}); trying again when {retryWhen} changes.",
     "sync-stopped": "the sync in progress was stopped; `teamlore sync` finishes it.",
@@ -514,12 +521,7 @@ _EVENT_TEXT = {
     "stopped": "teamlore watch stopped.",
 }
 # the counts of the text lines, with their nouns in the right number
-_COUNTED_NOUNS = {
-    "folders": "session folder",
-    "changedFiles": "changed file",
-    "turnsWritten": "turn",
-    "turns": "turn",
-}
+_COUNTED_NOUNS = {"folders": "session folder", "turns": "turn"}
 
 
 def event_lines(name: str, fields: dict[str, Any]) -> list[str]:
@@ -534,7 +536,23 @@ def _event_text(name: str, fields: dict[str, Any]) -> str:
         key: counted(value, _COUNTED_NOUNS[key]) if key in _COUNTED_NOUNS else value
         for key, value in fields.items()
     }
+    if name == "synced":
+        phrased["changes"] = _sync_changes(fields)
     return _EVENT_TEXT[name].format(**phrased)
+
+
+def _sync_changes(fields: dict[str, Any]) -> str:
+    """What a sync changed: the files it read and the turns it wrote, and the session files it
+    found removed (their turns stay in the index, docs/sessions.md)."""
+    changes = []
+    if fields["changedFiles"] or not fields["removedFiles"]:
+        written = counted(fields["turnsWritten"], "turn")
+        changes.append(f"{counted(fields['changedFiles'], 'changed file')}, {written} written")
+    if fields["removedFiles"]:
+        removed = fields["removedFiles"]
+        their = "its" if removed == 1 else "their"
+        changes.append(f"{counted(removed, 'session file')} removed ({their} turns stay indexed)")
+    return "; ".join(changes)
 
 
 def _well_formed(request: dict[str, Any]) -> bool:
