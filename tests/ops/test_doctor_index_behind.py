@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
+
+import pytest
 
 from sessions.records import codex_meta, codex_user_message, write_jsonl
 from support import in_process
+from teamlore.ops.integrations import state_checks
 from teamlore.ops.integrations.state_checks import index_check
 from teamlore.ops.registry import OpContext
+from teamlore.ops.sessions.index import files_behind
+from teamlore.sessions.index_db import INDEX_DB_NAME
 
 
 def _session(path: Path, number: int) -> Path:
@@ -51,3 +57,60 @@ def test_session_files_the_index_lacks_are_behind_whatever_their_mtime(tmp_path:
     ), check
     assert in_process("sync", env={"TEAMLORE_HOME": str(home)}).returncode == 0
     assert index_check(ctx, home).status == "ok"
+
+
+def _synced_codex(tmp_path: Path, count: int) -> tuple[Path, Path, list[Path]]:
+    """A state dir whose index holds `count` Codex sessions, dated long ago."""
+    home, codex = tmp_path / "state", tmp_path / "codex"
+    home.mkdir()
+    (home / "config.toml").write_text(f'[sources]\ncodex = ["{codex}"]\n')
+    files = [_session(codex / f"{number}.jsonl", number) for number in range(count)]
+    for path in files:
+        _dated_long_ago(path)
+    assert in_process("sync", env={"TEAMLORE_HOME": str(home)}).returncode == 0
+    return home, codex, files
+
+
+def test_past_its_cap_it_counts_the_files_modified_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the cap it counted the first files in path order (the oldest, for Codex's dated
+    folders), so the session a user just wrote could go uncounted; it now walks newest first
+    and stops at the cap, and says the count is of those."""
+    home, codex, _ = _synced_codex(tmp_path, 3)
+    _session(codex / "zz" / "new.jsonl", 7)  # the one just written, last in path order
+
+    assert files_behind(home, 4) == (1, 0, True)
+    assert files_behind(home, 2) == (1, 0, False)
+    monkeypatch.setattr(state_checks, "MAX_FILES_SCANNED", 2)
+    check = index_check(OpContext(cwd=tmp_path, home=home), home)
+    assert check.message.endswith(
+        "; 1 session file of the 2 modified last behind: 1 not in the index"
+    ), check
+
+
+def test_a_file_moved_with_mv_is_held_as_the_sync_follows_it(tmp_path: Path) -> None:
+    """The sync follows a moved file by its device and inode and reads nothing again; doctor
+    called it 'not in the index'."""
+    home, codex, files = _synced_codex(tmp_path, 2)
+    (codex / "archived").mkdir()
+    files[0].rename(codex / "archived" / files[0].name)
+
+    assert files_behind(home, 100) == (0, 0, True)
+    check = index_check(OpContext(cwd=tmp_path, home=home), home)
+    assert check.status == "ok", check
+
+
+def test_a_failed_file_that_changed_since_is_behind(tmp_path: Path) -> None:
+    """A file held as failed is read again by every sync: behind once it changed (a failed
+    file as it was is `status`'s to report)."""
+    home, _, files = _synced_codex(tmp_path, 2)
+    with sqlite3.connect(home / INDEX_DB_NAME) as conn:
+        conn.execute("UPDATE source_files SET status = 'failed'")
+    conn.close()
+    assert files_behind(home, 100) == (0, 0, True)
+
+    with files[1].open("a") as handle:
+        handle.write(json.dumps(codex_user_message("more")) + "\n")
+
+    assert files_behind(home, 100) == (0, 1, True)

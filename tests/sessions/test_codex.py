@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -119,6 +120,21 @@ def test_discover_lists_files_in_the_order_of_sorted_paths(tmp_path: Path) -> No
         (tmp_path / name).write_text("{}\n")
     expected = [str(p) for p in sorted(tmp_path / name for name in names)]
     assert list(CodexAdapter().discover(tmp_path)) == expected
+
+
+def test_discover_newest_first_gives_the_files_modified_last_first(tmp_path: Path) -> None:
+    """What doctor's check of the index takes past its cap: the sessions a user most likely
+    just wrote, whatever their paths sort as."""
+    names = ["2025/11/17/a.jsonl", "2025/11/18/b.jsonl", "2024/01/01/c.jsonl", "d.jsonl"]
+    for age, name in enumerate(names):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}\n")
+        os.utime(tmp_path / name, (1_700_000_000 - age, 1_700_000_000 - age))
+    (tmp_path / "history.jsonl").write_text("{}\n")  # still not a session
+
+    found = list(CodexAdapter().discover(tmp_path, newest_first=True))
+
+    assert found == [str(tmp_path / name) for name in names]
 
 
 # ---- legacy (pre-envelope) --------------------------------------------------------------------

@@ -41,7 +41,7 @@ class MiniAdapter:
     def default_roots(self) -> list[Path]:
         return []
 
-    def discover(self, root: Path) -> Iterator[str]:
+    def discover(self, root: Path, *, newest_first: bool = False) -> Iterator[str]:
         return iter(str(p) for p in (sorted(root.rglob("*.jsonl")) if root.is_dir() else [root]))
 
     def new_state(self, path: Path) -> dict[str, Any]:

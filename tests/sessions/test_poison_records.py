@@ -162,7 +162,7 @@ class ChokingAdapter:
     def default_roots(self) -> list[Path]:
         return []
 
-    def discover(self, root: Path) -> Any:
+    def discover(self, root: Path, *, newest_first: bool = False) -> Any:
         return iter(sorted(str(p) for p in root.glob("*.jsonl")))
 
     def new_state(self, path: Path) -> dict[str, Any]:

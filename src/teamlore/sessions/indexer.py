@@ -24,12 +24,14 @@ savepoint alone (a first build's files have none: its batch is then synced again
 
 from __future__ import annotations
 
+import heapq
 import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +61,14 @@ from teamlore.sessions.model import (
 from teamlore.sessions.providers import Source
 from teamlore.sessions.reader import ReadResult, known_bytes, read_lines, reads_as_known
 from teamlore.sessions.reanalyze import reanalyze_if_outdated
-from teamlore.sessions.takeover import FileReadAgain
+from teamlore.sessions.takeover import (
+    FileReadAgain,
+    FileRow,
+    load_file_rows,
+    moved_files,
+    resume_state,
+    stat_files,
+)
 
 MAX_DIAGNOSTICS_REPORTED = 200
 MAX_DIAGNOSTICS_STORED_PER_FILE = 100  # rows kept per file; the count (source_files) is exact
@@ -131,38 +140,6 @@ def _now() -> str:
     return now_instant()
 
 
-@dataclass(slots=True)
-class _FileRow:
-    id: int
-    provider: str
-    dev: int | None
-    inode: int | None
-    size: int | None
-    mtime_ns: int | None
-    resume_offset: int
-    resume_line: int
-    session_id: int | None
-    status: str
-
-    def holds(self, st: os.stat_result) -> bool:
-        """Whether the index read the file as it is: same device, inode, size and mtime."""
-        held = (self.dev, self.inode, self.size, self.mtime_ns)
-        return held == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def load_file_rows(conn: sqlite3.Connection) -> dict[str, _FileRow]:
-    """Every file the index holds, by path: what tells whether a file changed and where to
-    resume. Its saved parser state is read only for a file that changed (`_resume_state`):
-    loading every file's state made a third of a no-op resync of 10k files."""
-    cursor = conn.cursor()
-    cursor.row_factory = None  # plain tuples: one positional call per row
-    cursor.execute(
-        "SELECT path, id, provider, dev, inode, size, mtime_ns, resume_offset, resume_line,"
-        " session_id, status FROM source_files"
-    )
-    return {row[0]: _FileRow(*row[1:]) for row in cursor}
-
-
 UNREADABLE_KEPT = 10  # the files and folders `status` names of those the last sync could not read
 
 
@@ -183,59 +160,76 @@ def _record_unreadable(conn: sqlite3.Connection, unreadable: list[DiagnosticReco
     )
 
 
-def _resume_state(conn: sqlite3.Connection, file_id: int) -> tuple[str | None, bytes | None]:
-    """The head digest and saved parser state of a file the index holds."""
-    found = conn.execute(
-        "SELECT head_sha256, parser_state FROM source_files WHERE id = ?", (file_id,)
-    ).fetchone()
-    return (found[0], found[1]) if found else (None, None)
-
-
 def discover_files(
-    sources: Iterable[Source], adapters: dict[str, Adapter], stats: SyncStats
+    sources: Iterable[Source],
+    adapters: dict[str, Adapter],
+    stats: SyncStats,
+    *,
+    newest_first: bool = False,
 ) -> Iterator[tuple[Source, str]]:
     """Each session file of the sources once, as a path string (a `Path` is made only for a
-    file that is read: docs/sessions.md, "Incremental by design")."""
+    file that is read: docs/sessions.md, "Incremental by design"). `newest_first`: the most
+    recently modified first across the sources, found as they are taken (doctor's check)."""
+    found = [
+        _found_in(source, adapters[source.provider], stats, newest_first) for source in sources
+    ]
+    merged = (
+        heapq.merge(*found, key=_newest_first)
+        if newest_first and len(found) > 1
+        else chain.from_iterable(found)
+    )
     seen: set[str] = set()
-    for source in sources:
-        root = source.root
-        looked = source.looked_at()
-        if looked is None:
-            continue
-        try:
-            if isinstance(looked, OSError):
-                raise looked
-            found = list(adapters[source.provider].discover(root))
-        except OSError as exc:
-            stats.add_unreadable(
-                DiagnosticRecord("source-unreadable", display_path(root), None, str(exc.strerror))
-            )
-            continue
-        for item in found:
+    for source, path in merged:
+        if path not in seen:
+            seen.add(path)
+            yield source, path
+
+
+def _found_in(
+    source: Source, adapter: Adapter, stats: SyncStats, newest_first: bool
+) -> Iterator[tuple[Source, str]]:
+    """The session files the adapter discovers under `source`; what it cannot read (or name
+    in UTF-8) goes to `stats`."""
+    root = source.root
+    looked = source.looked_at()
+    if looked is None:
+        return
+    try:
+        if isinstance(looked, OSError):
+            raise looked
+        for item in adapter.discover(root, newest_first=newest_first):
             if isinstance(item, Unreadable):
                 stats.add_unreadable(
                     DiagnosticRecord(
                         "source-unreadable", display_path(item.path), None, item.reason
                     )
                 )
-                continue
-            path = item
-            if has_undecodable_name(path):
+            elif has_undecodable_name(item):
                 stats.add_unreadable(
                     DiagnosticRecord(
                         "file-name-undecodable",
-                        display_path(path),
+                        display_path(item),
                         None,
                         "the file name is not valid UTF-8; rename the file to index it"
-                        if has_undecodable_name(os.path.basename(path))
+                        if has_undecodable_name(os.path.basename(item))
                         else "a folder in its path is not valid UTF-8; rename the folder to"
                         " index the files in it",
                     )
                 )
-                continue
-            if path not in seen:
-                seen.add(path)
-                yield source, path
+            else:
+                yield source, item
+    except OSError as exc:
+        stats.add_unreadable(
+            DiagnosticRecord("source-unreadable", display_path(root), None, str(exc.strerror))
+        )
+
+
+def _newest_first(found: tuple[Source, str]) -> int:
+    """What orders the files of several sources, each found newest first, as one."""
+    try:
+        return -os.stat(found[1]).st_mtime_ns
+    except OSError:
+        return 0
 
 
 class Indexer:
@@ -264,7 +258,7 @@ class Indexer:
         self.first_build_bytes = FIRST_BUILD_MIN_BYTES
         self.built_without_wal = False  # what a test checks
         self._unguarded = False  # a first build: new files without savepoints (`_file_tx`)
-        self._batch_files: list[tuple[str, str, os.stat_result | OSError, _FileRow | None]] = []
+        self._batch_files: list[tuple[str, str, os.stat_result | OSError, FileRow | None]] = []
         self._batch_stats: SyncStats | None = None
         self._batch_read = 0
         self._batch_started = self._batch_cpu_started = 0.0
@@ -318,7 +312,7 @@ class Indexer:
         self,
         files: list[tuple[Source, str]],
         identities: dict[str, os.stat_result | OSError],
-        known: dict[str, _FileRow],
+        known: dict[str, FileRow],
         seen_paths: set[str],
         stats: SyncStats,
         *,
@@ -413,7 +407,7 @@ class Indexer:
         provider: str,
         key: str,
         st: os.stat_result | OSError,
-        row: _FileRow | None,
+        row: FileRow | None,
         stats: SyncStats,
         *,
         rebuild: bool,
@@ -460,7 +454,7 @@ class Indexer:
         provider: str,
         path: Path,
         handle: Any,
-        row: _FileRow | None,
+        row: FileRow | None,
         identity: tuple[int, int, int, int],
         stats: SyncStats,
         *,
@@ -469,7 +463,7 @@ class Indexer:
         size = identity[2]
         adapter = self.adapters[provider]
         conn = self.conn
-        head_sha256, parser_state = (None, None) if row is None else _resume_state(conn, row.id)
+        head_sha256, parser_state = (None, None) if row is None else resume_state(conn, row.id)
         append = (
             row is not None
             and not rebuild
@@ -612,7 +606,7 @@ class Indexer:
         failpoint("sync.after-file")
 
     def _mark_failed(
-        self, provider: str, path: Path, row: _FileRow | None, exc: Exception, stats: SyncStats
+        self, provider: str, path: Path, row: FileRow | None, exc: Exception, stats: SyncStats
     ) -> None:
         """The file's transaction rolled back; keep what was indexed before, mark the file
         `failed` (so `status` says so and the next sync retries it) and say why."""
@@ -651,34 +645,11 @@ class Indexer:
         self,
         files: list[tuple[Source, str]],
         identities: dict[str, os.stat_result | OSError],
-        known: dict[str, _FileRow],
+        known: dict[str, FileRow],
     ) -> None:
-        """A session file moved or renamed since the last sync (Codex's archive, a project
-        folder renamed): same device and inode, its old path gone, the same bytes up to where
-        the index read it. The index follows it to its new path, so its session stays one
-        session and nothing is read again; any other new path is a new file."""
-        arrived = [(source, path) for source, path in files if path not in known]
-        if not arrived:  # a no-op resync: nothing to look up
-            return
-        discovered = {path for _, path in files}
-        gone = {
-            (row.dev, row.inode): path
-            for path, row in known.items()
-            if path not in discovered and row.inode is not None and row.status != "unavailable"
-        }
-        moves: list[tuple[str, str]] = []
-        for source, path in arrived:
-            st = identities[path]
-            if isinstance(st, OSError):
-                continue
-            identity = (st.st_dev, st.st_ino)
-            old = gone.get(identity)
-            if old is None or os.path.exists(old):
-                continue
-            row = known[old]
-            if row.provider == source.provider and self._same_head(path, row):
-                moves.append((old, path))
-                del gone[identity]  # a second hard link to the same file is a new file
+        """The index follows each file `moved_files` finds to its new path, so its session
+        stays one session and nothing is read again."""
+        moves = moved_files(self.conn, files, identities, known)
         if not moves:
             return
         with db.write_tx(self.conn):
@@ -688,18 +659,8 @@ class Indexer:
                 )
                 known[new] = known.pop(old)
 
-    def _same_head(self, path: str, row: _FileRow) -> bool:
-        """Whether `path` starts with the bytes the index read of `row`'s file (an inode that
-        was freed and reused by another file does not)."""
-        head_sha256, _ = _resume_state(self.conn, row.id)
-        try:
-            with open(path, "rb") as handle:
-                return reads_as_known(handle, row.resume_offset, head_sha256)
-        except OSError:
-            return False
-
     def _mark_missing(
-        self, sources: list[Source], known: dict[str, _FileRow], seen: set[str], stats: SyncStats
+        self, sources: list[Source], known: dict[str, FileRow], seen: set[str], stats: SyncStats
     ) -> None:
         roots = [(s.provider, str(s.root)) for s in sources]
         missing: list[int] = []
@@ -728,21 +689,9 @@ class Indexer:
         stats.files_unavailable += len(missing)
 
 
-def stat_files(files: list[tuple[Source, str]]) -> dict[str, os.stat_result | OSError]:
-    """Each discovered file's `stat`, or why it failed, by path."""
-    identities: dict[str, os.stat_result | OSError] = {}
-    stat = os.stat
-    for _, path in files:
-        try:
-            identities[path] = stat(path)
-        except OSError as exc:
-            identities[path] = exc
-    return identities
-
-
 def _bytes_to_read(
     identities: dict[str, os.stat_result | OSError],
-    known: dict[str, _FileRow],
+    known: dict[str, FileRow],
     *,
     rebuild: bool,
     enough: int,

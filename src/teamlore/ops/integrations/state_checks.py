@@ -139,14 +139,15 @@ def index_check(ctx: OpContext, home: Path) -> doctor_checks.Check:
     if problem := _unreadable_sessions(status):
         fix = "fix the owner or mode of what `teamlore status` names, then `teamlore sync`"
         return doctor_checks.Check("index", "warn", problem, fix)
-    new, changed = files_behind(home, MAX_FILES_SCANNED)
+    new, changed, every_file = files_behind(home, MAX_FILES_SCANNED)
+    of_which = "" if every_file else f" of the {MAX_FILES_SCANNED:,} modified last"
     if new or changed:
         why = [f"{new} not in the index"] if new else []
         why += [f"{changed} changed since it read them"] if changed else []
         files = "file" if new + changed == 1 else "files"
-        message = f"last sync {last}; {new + changed} session {files} behind: {', '.join(why)}"
-        return doctor_checks.Check("index", "warn", message, "teamlore sync")
-    return doctor_checks.Check("index", "ok", f"last sync {last}; no session file behind")
+        behind = f"{new + changed} session {files}{of_which} behind: {', '.join(why)}"
+        return doctor_checks.Check("index", "warn", f"last sync {last}; {behind}", "teamlore sync")
+    return doctor_checks.Check("index", "ok", f"last sync {last}; no session file{of_which} behind")
 
 
 def config_check(home: Path) -> doctor_checks.Check:

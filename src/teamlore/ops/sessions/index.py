@@ -126,31 +126,39 @@ def linked_session_files() -> frozenset[str]:
     return frozenset(linked)
 
 
-def files_behind(home: Path, limit: int) -> tuple[int, int]:
-    """How many session files a plain sync would read now, of the first `limit` its discovery
-    finds: (not in the index, held at another size or time). The sync's own walk and one stat
-    per file, whatever the files' dates (a restored backup, a folder moved in, a sync cut
-    short); what it cannot read, and a file held as failed (every sync tries it again), are
-    `status`'s to report."""
+def files_behind(home: Path, limit: int) -> tuple[int, int, bool]:
+    """How many session files a plain sync would read now, of the `limit` most recently
+    modified ones its discovery finds: (not in the index, held at another size or time,
+    whether that was every file). The sync's own walk, newest first and no further than
+    `limit` (past it, what a user most likely just wrote is still counted), and one stat per
+    file, whatever the files' dates (a restored backup, a folder moved in, a sync cut short);
+    a file moved or renamed is held when the sync follows it (`moved_files`), and one held as
+    failed is behind when it changed since (every sync tries it again). What it cannot read,
+    and a failed file as it was, are `status`'s to report."""
     from itertools import islice
 
-    from teamlore.sessions.indexer import SyncStats, discover_files, load_file_rows, stat_files
+    from teamlore.sessions.indexer import SyncStats, discover_files
+    from teamlore.sessions.takeover import load_file_rows, moved_files, stat_files
 
     sources = resolve_sources(SyncRequest(), home)
     adapters = {s.provider: get_adapter(s.provider) for s in sources}
+    newest = discover_files(sources, adapters, SyncStats(), newest_first=True)
     with index_errors(_read_index(home)) as conn:
         known = load_file_rows(conn)
-    found = list(islice(discover_files(sources, adapters, SyncStats()), limit))
+        found = list(islice(newest, limit + 1))  # one more: whether that was every file
+        taken = found[:limit]
+        identities = stat_files(taken)
+        held_at = {new: old for old, new in moved_files(conn, taken, identities, known)}
     new = changed = 0
-    for path, st in stat_files(found).items():
-        row = known.get(path)
-        if isinstance(st, OSError) or (row is not None and row.status == "failed"):
+    for path, st in identities.items():
+        row = known.get(held_at.get(path, path))
+        if isinstance(st, OSError):
             continue
         if row is None or row.status == "unavailable":
             new += 1
         elif not row.holds(st):
             changed += 1
-    return new, changed
+    return new, changed, len(found) <= limit
 
 
 def _source(provider: str, raw: str, given: str, refusal: errors.ErrorCode) -> Source:

@@ -160,13 +160,13 @@ class ClaudeAdapter:
     def default_roots(self) -> list[Path]:
         return default_roots(self.provider)
 
-    def discover(self, root: Path) -> Iterator[str | Unreadable]:
+    def discover(self, root: Path, *, newest_first: bool = False) -> Iterator[str | Unreadable]:
         if root.is_file():
             if root.suffix == ".jsonl":
                 yield str(root)
             return
         if root.is_dir():
-            yield from jsonl_files(root)
+            yield from jsonl_files(root, newest_first=newest_first)
 
     def new_state(self, path: Path) -> dict[str, Any]:
         agent_id = None

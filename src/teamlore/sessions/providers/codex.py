@@ -194,7 +194,7 @@ class CodexAdapter:
     def default_roots(self) -> list[Path]:
         return default_roots(self.provider)
 
-    def discover(self, root: Path) -> Iterator[str | Unreadable]:
+    def discover(self, root: Path, *, newest_first: bool = False) -> Iterator[str | Unreadable]:
         if root.is_file():
             if root.name.endswith(".jsonl"):
                 yield str(root)
@@ -203,7 +203,7 @@ class CodexAdapter:
             return
         # Codex names rollouts rollout-*.jsonl; copies and exports keep other names, so every
         # *.jsonl under a sessions root counts, except the prompt history Codex keeps beside it
-        yield from jsonl_files(root, skip_names=("history.jsonl",))
+        yield from jsonl_files(root, skip_names=("history.jsonl",), newest_first=newest_first)
 
     def new_state(self, path: Path) -> dict[str, Any]:
         return {

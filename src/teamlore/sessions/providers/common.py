@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import heapq
 import os
 import re
 from collections.abc import Iterator
@@ -22,12 +23,18 @@ from teamlore.sessions.model import Diagnostic, Event, SessionMeta, Unreadable
 # which rescans the rest of the text for every opener that has no closer.
 
 
-def jsonl_files(root: Path, *, skip_names: tuple[str, ...] = ()) -> Iterator[str | Unreadable]:
+def jsonl_files(
+    root: Path, *, skip_names: tuple[str, ...] = (), newest_first: bool = False
+) -> Iterator[str | Unreadable]:
     """Every `*.jsonl` file under the folder `root`, sorted, and every subfolder that could not
     be listed (pathlib's rglob skips those without a word). Symlinked folders are not entered.
 
     The folder listings' entry types decide what is a file: no `stat` per file (a no-op resync
-    stats each file once, in the indexer); only a symlink is followed to see what it names."""
+    stats each file once, in the indexer); only a symlink is followed to see what it names.
+    `newest_first`: the same files, the most recently modified first (`_newest_first`)."""
+    if newest_first:
+        yield from _newest_first(root, skip_names)
+        return
     # each path with "/" as NUL (no path holds one): sorted as strings, that is the order of
     # `sorted(Path)`, component by component, without a list of components per file
     found: list[str] = []
@@ -49,6 +56,36 @@ def jsonl_files(root: Path, *, skip_names: tuple[str, ...] = ()) -> Iterator[str
     found.sort()
     yield from (key.replace("\0", "/") for key in found)
     yield from unreadable
+
+
+def _newest_first(root: Path, skip_names: tuple[str, ...]) -> Iterator[str | Unreadable]:
+    """`jsonl_files` walked best first: of the files and folders seen so far, the one modified
+    last (a folder's time moves when a file is made or renamed in it), one `stat` per entry. A
+    caller that takes only the first few (doctor, past its cap) lists only the folders those
+    live in, and gets the ones a user most likely just wrote."""
+    waiting: list[tuple[int, str, bool]] = [(0, str(root), True)]  # (-mtime, path, is a folder)
+    while waiting:
+        _, path, folder = heapq.heappop(waiting)
+        if not folder:
+            yield path
+            continue
+        try:
+            with os.scandir(path) as entries:
+                for entry in entries:
+                    if _wanted(entry, skip_names):
+                        heapq.heappush(waiting, (-_modified(entry, True), entry.path, False))
+                    elif _is_folder(entry):
+                        heapq.heappush(waiting, (-_modified(entry, False), entry.path, True))
+        except OSError as error:
+            yield Unreadable(Path(error.filename or path), error.strerror or str(error))
+
+
+def _modified(entry: os.DirEntry[str], follow_symlinks: bool) -> int:
+    """When `entry` was last modified, in ns; 0 (the oldest) when it cannot be asked."""
+    try:
+        return entry.stat(follow_symlinks=follow_symlinks).st_mtime_ns
+    except OSError:
+        return 0
 
 
 def _is_folder(entry: os.DirEntry[str]) -> bool:
