@@ -991,6 +991,18 @@ def test_the_text_log_counts_with_nouns_in_the_right_number_and_fits_the_width(
     assert lines[-1] == "synced: 1 changed file, 1 turn written; the index holds 1 turn.\n"
 
 
+def test_the_text_log_shows_the_control_characters_of_a_folder_name_as_escapes() -> None:
+    """Walk defect: a folder named with ESC (a terminal's escape sequence) or a newline went
+    into the text log as it was: the terminal obeyed the one, the wrapping made the other a
+    space. The log shows them as every text view does (`\\x1b`), the newline and tab too."""
+    folder = "~/.claude/projects/a\x1b[2J\nb\tc"
+    lines = watch.event_lines("folder-unreadable", {"folder": folder})
+    assert not any(character in line for line in lines for character in "\x1b\n\t")
+    assert " ".join(" ".join(lines).split()).startswith(
+        "cannot read ~/.claude/projects/a\\x1b[2J\\x0ab\\x09c (its mode or owner):"
+    )
+
+
 def test_a_second_watch_on_the_same_state_dir_is_refused(server: Watch) -> None:
     proc = teamlore_cli("watch", "--format", "json")
     assert proc.returncode == 1

@@ -30,7 +30,7 @@ from typing import Any
 
 from teamlore.cli import output, reader_went_away, warm
 from teamlore.cli.commands.sessions import lean_invocation
-from teamlore.cli.literal import json_text
+from teamlore.cli.literal import json_text, literal
 from teamlore.cli.output import FormatOption, OutputFormat, counted, fail, fail_unexpected
 from teamlore.cli.params import Option
 from teamlore.core import errors
@@ -533,12 +533,19 @@ def event_lines(name: str, fields: dict[str, Any]) -> list[str]:
 
 def _event_text(name: str, fields: dict[str, Any]) -> str:
     phrased = {
-        key: counted(value, _COUNTED_NOUNS[key]) if key in _COUNTED_NOUNS else value
+        key: counted(value, _COUNTED_NOUNS[key]) if key in _COUNTED_NOUNS else _shown(value)
         for key, value in fields.items()
     }
     if name == "synced":
         phrased["changes"] = _sync_changes(fields)
     return _EVENT_TEXT[name].format(**phrased)
+
+
+def _shown(value: object) -> str:
+    """A value in a log line (a folder's name, a refusal's message) as the text views print it
+    (`literal`: `\\x1b` for ESC); a newline or tab too, which the wrapping would make a
+    space: the folder named is the one on disk."""
+    return literal(value).replace("\n", "\\x0a").replace("\t", "\\x09")
 
 
 def _sync_changes(fields: dict[str, Any]) -> str:
