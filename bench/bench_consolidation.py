@@ -26,6 +26,7 @@ import orjson
 
 from teamlore.memory.consolidation.staging import stage_patch
 from teamlore.memory.consolidation.synthesize import synthesize
+from teamlore.memory.consolidation.task import TASK_CONTENT_BUDGET, budgeted_bytes
 from teamlore.memory.store import documents
 from teamlore.memory.store.layout import init_tree
 from teamlore.memory.store.state_db import open_state_db
@@ -176,8 +177,10 @@ def main() -> None:
         print(f"load average {os.getloadavg()[0]:.2f}; {args.entries} entries, 14 scenes, doctrine")
         print(
             f"synthesize cold (projection sync + task): {cold * 1000:.0f} ms; task "
-            f"{size / 1024 / 1024:.2f} MiB ({first['entryCount']} entries), its binding "
-            f"{len(orjson.dumps(first['task']['binding']))} bytes"
+            f"{size / 1024 / 1024:.2f} MiB ({size} bytes, {first['entryCount']} entries, "
+            f"{first['deferredEntries']} left for a next pass), its binding "
+            f"{len(orjson.dumps(first['task']['binding']))} bytes, the rest "
+            f"{budgeted_bytes(first['task'])} bytes (budget {TASK_CONTENT_BUDGET})"
         )
         print(
             f"synthesize unchanged tree: p50 {pct(warm, 0.5) * 1000:.0f} ms, "

@@ -27,7 +27,7 @@ from teamlore.contracts.formats import (
 from teamlore.core.canonical import digest
 
 CONSOLIDATION_TASK_FORMAT = "threadshare-memory-consolidation-task@v1"
-CONSOLIDATION_PROMPT_VERSION = "memory-consolidation@5"
+CONSOLIDATION_PROMPT_VERSION = "memory-consolidation@6"
 CONSOLIDATION_POLICY_VERSION = "consolidation-policy@1"
 MAX_HEAT = 2_147_483_647
 MAX_ENTRIES = 4096
@@ -151,11 +151,21 @@ class ConsolidationContract(ContractModel):
     prompts: ConsolidationPrompts
 
 
+class ConsolidationDeferred(ContractModel):
+    """The entries a task over its budget leaves for a next pass (omitted when it holds all)."""
+
+    new_or_changed: NonNegativeInt  # not yet consolidated: the next synthesize hands them over
+    already_consolidated: NonNegativeInt  # a `full` task's rest: the scenes already rest on them
+    budget_bytes: PositiveInt
+    next: NonEmptyText
+
+
 class ConsolidationTask(ContractModel):
     """ConsolidationTask@v1 — changed entries (sorted by entryId, each one of
     `binding.entryRevisions`), the entries that left the approved set since the last
     consolidation (`leftEntries`, sorted, none of them approved), all scenes (sorted, equal to
-    `binding.sceneRevisions`) and the doctrine (its digest equals `binding.doctrineDigest`)."""
+    `binding.sceneRevisions`) and the doctrine (its digest equals `binding.doctrineDigest`);
+    `deferred` when the entries did not all fit the task's budget."""
 
     format: Literal["threadshare-memory-consolidation-task@v1"]
     task_id: Identifier
@@ -169,6 +179,9 @@ class ConsolidationTask(ContractModel):
     doctrine: ConsolidationDoctrine | None
     policy: ConsolidationPolicy
     contract: ConsolidationContract
+    deferred: ConsolidationDeferred | SkipJsonSchema[None] = None
+
+    _omit_when_none: ClassVar[frozenset[str]] = frozenset({"deferred"})
 
     @model_validator(mode="after")
     def _matches_binding(self) -> ConsolidationTask:

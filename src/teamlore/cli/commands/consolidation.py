@@ -33,6 +33,7 @@ def _render_synthesize(result: dict[str, Any]) -> None:
         for scene in task["scenes"]:
             stdout.print(f"  scene {scene['name']} (heat {scene['heat']})")
         stdout.print("  The agent answers with a ConsolidationPatch@v1 (see --format json).")
+        _say_deferred(task.get("deferred"))
     say_wrapped(
         f"{counted(result['newSinceBaseline'], 'approved entry', 'approved entries')}"
         " new since the last consolidation"
@@ -45,6 +46,23 @@ def _render_synthesize(result: dict[str, Any]) -> None:
     )
     if result.get("next"):
         say_wrapped(result["next"], len("Next: "), lead="Next: ")
+
+
+def _say_deferred(deferred: dict[str, Any] | None) -> None:
+    """What a task over its budget left out, and how the rest gets consolidated."""
+    if deferred is None:
+        return
+    budget = f"a task holds at most {deferred['budgetBytes'] // 1024} KiB"
+    if deferred["newOrChanged"]:
+        say_wrapped(
+            f"{counted(deferred['newOrChanged'], 'entry', 'entries')} new or changed left for "
+            f"a next pass ({budget}). {deferred['next']}"
+        )
+    if deferred["alreadyConsolidated"]:
+        say_wrapped(
+            f"{counted(deferred['alreadyConsolidated'], 'entry', 'entries')} already "
+            "consolidated not shown: the scenes already rest on them."
+        )
 
 
 @memory_app.command(

@@ -18,6 +18,10 @@ approved: `deprecated` (replaced by `supersededBy` when it names one) or `remove
 any, `entries` holds every approved entry: rewrite (or delete) each scene, and the doctrine, that
 still says what a left entry said, from the approved entries that still hold it, and record the
 change under Evolution.
+`deferred` (absent when the task holds every entry it should) says how many entries did not fit
+the task's budget: a next pass brings them. The scenes and doctrine may rest on entries you are
+not shown, so keep what they say beyond your entries; never delete or thin a scene for want of
+its entries here.
 
 Goal: fold the entries into a handful of scenes that a future agent reads at the start of a
 session, and keep one short doctrine. Prefer changing what exists over adding files.

@@ -93,13 +93,15 @@ def file_diff(path: str, old: bytes | None, new: bytes | None) -> str:
 def patch_files(payload: Mapping[str, Any]) -> tuple[list[tuple[str, bytes]], list[str]]:
     """(writes, deletes) of a staged patch, in plan order (writes then deletes, by path). The
     writes include `consolidated.json`: the entries the promoted scenes and doctrine cover, so
-    every clone of the tree shares the baseline."""
+    every clone of the tree shares the baseline (a partial pass's `coveredEntries`: the entries
+    it left for a next pass are not among them)."""
     writes = {
         op["targetPath"]: op["content"].encode("utf-8")
         for op in payload["operations"]
         if op["content"] is not None
     }
-    writes[CONSOLIDATED_FILE] = covered_record(payload["binding"]["entryRevisions"])
+    covered = payload.get("coveredEntries", payload["binding"]["entryRevisions"])
+    writes[CONSOLIDATED_FILE] = covered_record(covered)
     deletes = {path for op in payload["operations"] for path in op["deletes"]}
 
     def by_path(path: str) -> bytes:

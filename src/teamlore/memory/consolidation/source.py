@@ -260,6 +260,28 @@ class Baseline:
             if not self.covers(e.entry_id, e.revision, e.content_digest)
         ]
 
+    def covered_after(
+        self, entry_revisions: Iterable[dict[str, Any]], carried: Iterable[ApprovedEntry]
+    ) -> list[dict[str, Any]]:
+        """The entry revisions a consolidation of `carried` leaves covered (for its record):
+        those it carried and those the baseline covers; an entry it left for a next pass keeps
+        the revision an earlier consolidation covered, or is not covered at all."""
+        carried_ids = {e.entry_id for e in carried}
+        covered: list[dict[str, Any]] = []
+        for entry in entry_revisions:
+            entry_id = entry["entryId"]
+            if entry_id in carried_ids or self.covers(
+                entry_id, entry["revision"], entry["contentDigest"]
+            ):
+                covered.append(entry)
+                continue
+            earlier = self.entries.get(entry_id) or (self.committed or {}).get(entry_id)
+            if earlier is not None:
+                covered.append(
+                    {"entryId": entry_id, "revision": earlier[0], "contentDigest": earlier[1]}
+                )
+        return covered
+
     def left(self, source: ApprovedSource) -> list[LeftEntry]:
         """Entries the newest consolidation rested on that are no longer approved (deprecated
         or removed since): a change, which the scenes and doctrine that used them must follow."""

@@ -95,11 +95,15 @@ def stage_patch(
         except errors.TeamloreError as drift:
             tasks.mark_stale(conn, task.task_id, lease_epoch=task.lease_epoch)
             raise tasks.CommitThenRaise(drift) from None
-        entries = task_entries(source, baseline, task.binding["replay"]["mode"])
+        selection = task_entries(source, baseline, task.binding["replay"]["mode"])
+        entries = selection.carried
         materialized = materialize(patch, source, entries, today=utc_date(moment))
         claim = tasks.acquire(conn, task.task_id, claim_token=claim_token, now=moment)
         failpoint("consolidation.stage.after-claim")
-        outcome = _record(conn, owner, task, entries, materialized, moment)
+        covered = None
+        if selection.deferred_new:  # the record must not say the rest is consolidated
+            covered = baseline.covered_after(task.binding["entryRevisions"], entries)
+        outcome = _record(conn, owner, task, entries, materialized, moment, covered)
         failpoint("consolidation.stage.before-commit")
         tasks.record_submission(conn, claim, response_digest, outcome, now=moment)
     return {**outcome, "idempotent": False}
@@ -154,6 +158,7 @@ def _record(
     entries: list[ApprovedEntry],
     materialized: Materialized,
     now: int,
+    covered: list[dict[str, Any]] | None,
 ) -> dict[str, Any]:
     run_id = run_id_of(task.task_id)
     entry_revisions = [e.revision_json() for e in entries]
@@ -173,6 +178,8 @@ def _record(
                 for op in materialized.operations
             ],
         }
+        if covered is not None:  # a partial pass: what its promotion records as consolidated
+            payload["coveredEntries"] = covered
         conn.execute(
             "INSERT INTO candidates (candidate_id, repository_key, worktree_key, chunk_ref, "
             "candidate_kind, revision, content_digest, payload_json, status, adjudication, "

@@ -16,6 +16,9 @@ from teamlore.core import db
 from teamlore.memory.consolidation.drift import sync_and_read
 from teamlore.memory.consolidation.source import DUE_ENTRY_COUNT
 from teamlore.memory.consolidation.task import (
+    NEXT_PASS,
+    TASK_CONTENT_BUDGET,
+    EntrySelection,
     Mode,
     binding_of,
     task_document,
@@ -42,6 +45,7 @@ def _result(status: str, note: str, **fields: Any) -> dict[str, Any]:
         "newSinceBaseline": 0,
         "leftSinceBaseline": 0,
         "leftEntries": [],
+        "deferredEntries": 0,
         "sceneCount": 0,
         "doctrine": False,
         "baselineRunId": None,
@@ -84,7 +88,8 @@ def synthesize(
             **common,
         )
     mode: Mode = "full" if full else "incremental"
-    entries = task_entries(source, baseline, mode)
+    selection = task_entries(source, baseline, mode)
+    entries = selection.carried
     if not entries and not left:
         return _result(
             "nothing-new",
@@ -104,20 +109,34 @@ def synthesize(
         )
     binding = binding_of(conn, owner, source, baseline, mode)
     task_id = _issue(conn, owner, binding, moment)
-    document = task_document(task_id, binding, source, entries, left)
+    document = task_document(task_id, binding, source, selection, left)
     gone = f", no longer approved: {len(left)}" if left else ""
     return _result(
         "task",
-        f"approved entries: {len(entries)}{gone}, scenes: {len(source.scenes)}, doctrine: "
-        + ("yes" if source.doctrine else "none yet"),
+        f"approved entries: {len(entries)}{gone}{_deferred_note(selection)}, scenes: "
+        f"{len(source.scenes)}, doctrine: " + ("yes" if source.doctrine else "none yet"),
         task=document,
         taskId=task_id,
         mode=mode,
         entryCount=len(entries),
+        deferredEntries=selection.deferred_new,
         next="Consolidate the entries into scenes and doctrine as the task's instructions say, "
-        "then stage the ConsolidationPatch@v1 (memory stage).",
+        "then stage the ConsolidationPatch@v1 (memory stage)."
+        + ("" if selection.deferred_new == 0 else f" {NEXT_PASS}"),
         **common,
     )
+
+
+def _deferred_note(selection: EntrySelection) -> str:
+    """What the task's budget left out, as the note says it."""
+    parts = []
+    if selection.deferred_new:
+        parts.append(f"{selection.deferred_new} new or changed left for a next pass")
+    if selection.deferred_consolidated:
+        parts.append(f"{selection.deferred_consolidated} already consolidated left out")
+    if not parts:
+        return ""
+    return f" ({', '.join(parts)}: a task holds at most {TASK_CONTENT_BUDGET // 1024} KiB)"
 
 
 def _issue(conn: sqlite3.Connection, owner: Owner, binding: dict[str, Any], now: int) -> str:
