@@ -12,11 +12,11 @@ from typing import Any
 
 from personal_ops_world import PROJECT_KEY, write_config
 
-from support import git, teamlore_cli
+from support import git, in_process
 
 
 def config(*args: str) -> tuple[int, dict[str, Any]]:
-    proc = teamlore_cli("personal", "config", *args, "--format", "json")
+    proc = in_process("personal", "config", *args, "--format", "json")
     return proc.returncode, json.loads(proc.stdout)
 
 
@@ -30,7 +30,7 @@ def test_allow_adds_to_the_list_and_says_what_changed(home: Path) -> None:
     code, second = config("--allow", "document_import", "--scope", "project:*")
     assert second["allowedProvenance"] == ["user_explicit", "agent_observation", "document_import"]
     assert second["allowedScopes"] == ["global", "project:*"]
-    text = teamlore_cli("personal", "config", "--deny", "user_explicit", "--remove-scope", "global")
+    text = in_process("personal", "config", "--deny", "user_explicit", "--remove-scope", "global")
     assert text.returncode == 0
     assert "changed allowed provenance: - user_explicit" in text.stdout
     assert "changed scopes: - global" in text.stdout and "Saved." in text.stdout
@@ -43,7 +43,7 @@ def test_repeating_a_setting_changes_nothing_and_says_so(home: Path) -> None:
     config("--allow", "agent_observation")
     code, again = config("--allow", "agent_observation", "--deny", "document_import")
     assert (code, again["changed"], again["changes"]) == (0, False, {})
-    text = teamlore_cli("personal", "config", "--allow", "agent_observation")
+    text = in_process("personal", "config", "--allow", "agent_observation")
     assert "Nothing changed" in text.stdout and "Saved." not in text.stdout
 
 
@@ -52,25 +52,25 @@ def test_a_missing_model_profile_is_kept_with_a_warning(home: Path) -> None:
     assert code == 0 and result["modelProfile"] == "nightly"
     assert result["changes"] == {"modelProfile": {"from": None, "to": "nightly"}}
     assert len(result["warnings"]) == 1 and "[models.nightly]" in result["warnings"][0]
-    text = teamlore_cli("personal", "config")
+    text = in_process("personal", "config")
     assert text.returncode == 0 and "warning:" in text.stderr and "[models.nightly]" in text.stderr
     with (home / "config.toml").open("a") as toml:
         toml.write('\n[models.nightly]\nmodel = "m"\napi_key_env = "NIGHTLY_KEY"\n')
     [no_key] = config()[1]["warnings"]
     assert "needs an API key in $NIGHTLY_KEY" in no_key and "Writer does not run" in no_key
-    doctor = json.loads(teamlore_cli("doctor", "--format", "json").stdout)
+    doctor = json.loads(in_process("doctor", "--format", "json").stdout)
     personal = next(c for c in doctor["checks"] if c["check"] == "personal")
     assert personal["status"] == "warn" and "$NIGHTLY_KEY" in personal["message"]
     (home / ".env").write_text("NIGHTLY_KEY=sk-nightly\n", encoding="utf-8")
     assert config()[1]["warnings"] == []
-    doctor = json.loads(teamlore_cli("doctor", "--format", "json").stdout)
+    doctor = json.loads(in_process("doctor", "--format", "json").stdout)
     personal = next(c for c in doctor["checks"] if c["check"] == "personal")
     assert personal["status"] == "ok"
 
 
 def test_the_doctor_warns_rather_than_fails_on_a_missing_profile(home: Path) -> None:
     config("--model-profile", "nightly")
-    doctor = json.loads(teamlore_cli("doctor", "--format", "json").stdout)
+    doctor = json.loads(in_process("doctor", "--format", "json").stdout)
     personal = next(c for c in doctor["checks"] if c["check"] == "personal")
     assert personal["status"] == "warn" and "nightly" in personal["message"]
 
@@ -103,7 +103,7 @@ def test_a_profile_name_config_toml_cannot_hold_is_refused_and_nothing_is_saved(
         assert "[models.<name>]" in refused["error"]["message"]
     assert (home / "config.toml").read_bytes() == before
     for command in (["personal", "status"], ["personal", "show"], ["personal", "config"]):
-        assert teamlore_cli(*command).returncode == 0, command
+        assert in_process(*command).returncode == 0, command
     code, chosen = config("--model-profile", "night-ly_2")
     assert code == 0 and chosen["modelProfile"] == "night-ly_2"
     assert config("--model-profile", "")[1]["modelProfile"] is None
@@ -118,17 +118,17 @@ def test_a_scope_of_no_registered_project_is_kept_and_said(home: Path, tmp_path:
         "project:deadbeef is no registered project's context (`teamlore personal config` lists"
         " them): nothing is read or written for it until one is"
     ]
-    text = teamlore_cli("personal", "config", env={"COLUMNS": "80"})
+    text = in_process("personal", "config", env={"COLUMNS": "80"})
     assert "warning: project:deadbeef is no registered project's context" in text.stderr
 
 
 def test_config_and_status_show_the_state_dir_from_the_tilde(home: Path) -> None:
     """As `status` does: a state dir under the user's home is shown from `~`."""
     user = {"HOME": str(home.parent)}
-    shown = json.loads(teamlore_cli("personal", "config", "-f", "json", env=user).stdout)
+    shown = json.loads(in_process("personal", "config", "-f", "json", env=user).stdout)
     assert shown["configPath"] == f"~/{home.name}/config.toml"
     assert shown["personalDir"] == f"~/{home.name}/personal"
-    status = teamlore_cli("personal", "status", env=user).stdout
+    status = in_process("personal", "status", env=user).stdout
     assert f"~/{home.name}/personal" in status and str(home) not in status
 
 
@@ -139,14 +139,12 @@ def test_the_text_view_shows_a_project_folder_from_the_tilde(home: Path) -> None
     git(repo, "init", "-q")
     empty = home.parent / "no-sessions"
     empty.mkdir()
-    synced = teamlore_cli(
-        "sync", "--source", f"claude={empty}", "--repository", str(repo), env=user
-    )
+    synced = in_process("sync", "--source", f"claude={empty}", "--repository", str(repo), env=user)
     assert synced.returncode == 0, synced.stderr
-    text = teamlore_cli("personal", "config", cwd=repo, env=user).stdout
+    text = in_process("personal", "config", cwd=repo, env=user).stdout
     [project] = [line for line in text.splitlines() if line.startswith("project ")]
     assert project.endswith("  ~/src/shop") and str(home.parent) not in text
-    shown = json.loads(teamlore_cli("personal", "config", "-f", "json", cwd=repo, env=user).stdout)
+    shown = json.loads(in_process("personal", "config", "-f", "json", cwd=repo, env=user).stdout)
     # from `~` in both views (docs/cli-output.md); the JSON gave the recorded path
     assert [p["path"] for p in shown["projects"]] == ["~/src/shop"]
 
