@@ -10,6 +10,7 @@ import fcntl
 import json
 import os
 import pty
+import re
 import shutil
 import signal
 import socket
@@ -38,6 +39,8 @@ __all__ = ["sources"]  # the fixture, shared with test_cli
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 OWN_PROCESS = {"TEAMLORE_NO_WATCH": "1"}
+CLOCK = re.compile(r"\d\d:\d\d:\d\d ")  # the local time that starts each event's text
+INSTANT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")  # a JSON event's `at`
 
 
 @pytest.fixture(autouse=True)
@@ -78,6 +81,14 @@ class Watch:
             assert self.proc.poll() is None, self.log.read_text()
             assert time.monotonic() < deadline, f"no {name!r} event: {self.log.read_text()}"
             time.sleep(0.05)
+
+
+def unstamped(lines: list[str]) -> list[str]:
+    """The text log's lines without the local time each event starts with (`14:03:27 `), nor
+    the indent of its later lines under it."""
+    for line in lines:
+        assert CLOCK.match(line) or line.startswith(" " * 9), line
+    return [line[9:] for line in lines]
 
 
 def start_watch(tmp_path: Path, env: dict[str, str] | None = None, *flags: str) -> Watch:
@@ -345,11 +356,12 @@ def test_a_sync_that_changed_nothing_is_not_logged_and_a_removed_file_is_said_re
         running.proc.send_signal(signal.SIGTERM)
         assert running.proc.wait(timeout=60) == 0, running.log.read_text()
     removed = running.events("synced")[1:]
+    assert all(INSTANT.fullmatch(event.pop("at")) for event in removed)
     assert removed == [
         {"event": "synced", "changedFiles": 0, "removedFiles": 1, "turnsWritten": 0, "turns": turns}
     ]
     said = watch.event_lines("synced", {k: v for k, v in removed[0].items() if k != "event"})
-    assert " ".join(" ".join(said).split()) == (
+    assert " ".join(" ".join(unstamped(said)).split()) == (
         f"synced: 1 session file removed (its turns stay indexed); the index holds {turns} turns."
     )
 
@@ -548,6 +560,8 @@ def test_ctrl_c_in_the_middle_of_a_sync_says_the_sync_was_stopped(
     finally:
         proc.kill()
     lines = log.read_text().splitlines()
+    if fmt == "text":
+        lines = unstamped(lines)
     if fmt == "json":
         assert [json.loads(line)["event"] for line in lines] == [
             "started",
@@ -635,7 +649,7 @@ def test_a_watch_whose_state_dir_is_deleted_stops_saying_why_and_leaves_the_next
     try:
         first.proc.send_signal(signal.SIGCONT)
         assert first.proc.wait(timeout=120) == 1, first.log.read_text()
-        log, refusal = first.log.read_text().split('{"event":"stopped"}\n')  # then the refusal
+        log, refusal = re.split(r'\{"event":"stopped"[^\n]*\n', first.log.read_text())  # then it
         assert '"event":"started"' in log
         assert json.loads(refusal)["error"]["code"] == "WATCH_SOCKET_GONE"
 
@@ -980,12 +994,13 @@ def test_the_text_log_counts_with_nouns_in_the_right_number_and_fits_the_width(
     assert proc.stdout is not None
     try:
         lines = [proc.stdout.readline()]
-        while lines[-1] and not lines[-1].startswith("synced"):
+        while lines[-1] and "synced" not in lines[-1]:
             lines.append(proc.stdout.readline())
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0
     assert max(map(len, lines)) <= 81  # with its newline
+    lines = unstamped(lines)  # each event starts with its local time
     started = " ".join(" ".join(lines[:-1]).split())
     assert started.startswith("teamlore watch: watching 1 session folder; answering sessions")
     assert lines[-1] == "synced: 1 changed file, 1 turn written; the index holds 1 turn.\n"
@@ -998,7 +1013,7 @@ def test_the_text_log_shows_the_control_characters_of_a_folder_name_as_escapes()
     folder = "~/.claude/projects/a\x1b[2J\nb\tc"
     lines = watch.event_lines("folder-unreadable", {"folder": folder})
     assert not any(character in line for line in lines for character in "\x1b\n\t")
-    assert " ".join(" ".join(lines).split()).startswith(
+    assert " ".join(" ".join(unstamped(lines)).split()).startswith(
         "cannot read ~/.claude/projects/a\\x1b[2J\\x0ab\\x09c (its mode or owner):"
     )
 

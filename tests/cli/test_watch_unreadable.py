@@ -246,7 +246,8 @@ def test_a_watch_the_system_refuses_stops_the_server_saying_why(world: World) ->
         assert server.proc.wait(timeout=120) == 1, server.log.read_text()
     finally:
         server.proc.kill()
-    refusal = json.loads(server.log.read_text().split('{"event":"stopped"}\n')[1])["error"]
+    log = server.log.read_text()
+    refusal = json.loads(log[log.index("\n", log.index('{"event":"stopped"')) :])["error"]
     assert refusal["code"] == "WATCH_NOTIFY_FAILED"
     assert "file watch limit" in refusal["message"]
     # the folder the limit stopped at (a p* folder, or ~/claude itself when the machine is busy)

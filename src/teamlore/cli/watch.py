@@ -37,6 +37,7 @@ from teamlore.core import errors
 from teamlore.core.locations import state_dir_path
 from teamlore.core.lock import file_lock
 from teamlore.core.paths import FILE_MODE, display_path, state_dir, working_directory
+from teamlore.core.timeutil import now_instant
 from teamlore.ops.sessions.watching import LinkWatcher, Watcher
 
 LOCK_NAME = "watch.lock"
@@ -449,7 +450,7 @@ class Server:
             return
         try:
             if self.fmt is OutputFormat.json:
-                sys.stdout.write(json_text({"event": name, **fields}) + "\n")
+                sys.stdout.write(json_text({"event": name, "at": now_instant(), **fields}) + "\n")
             else:
                 for line in event_lines(name, fields):
                     sys.stdout.write(line + "\n")
@@ -525,10 +526,12 @@ _COUNTED_NOUNS = {"folders": "session folder", "turns": "turn"}
 
 
 def event_lines(name: str, fields: dict[str, Any]) -> list[str]:
-    """An event of the text log: a sentence of teamlore's own, wrapped at words at the width
-    (the terminal's, or COLUMNS) as every other is, in a pipe too; `--format json` logs one
-    line an event, to grep."""
-    return output.wrapped_lines("", _event_text(name, fields))
+    """An event of the text log: the local time (`14:03:27`), then a sentence of teamlore's
+    own wrapped at words at the width (the terminal's, or COLUMNS) as every other is, in a pipe
+    too, its later lines under its start; `--format json` logs one line an event, to grep, its
+    time in `at`."""
+    clock = time.strftime("%H:%M:%S ")
+    return output.wrapped_lines(clock, _event_text(name, fields), indent=len(clock))
 
 
 def _event_text(name: str, fields: dict[str, Any]) -> str:
