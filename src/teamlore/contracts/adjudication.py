@@ -44,12 +44,13 @@ from teamlore.contracts.formats import (
 from teamlore.core import errors
 
 ADJUDICATION_TASK_FORMAT = "threadshare-memory-adjudication-task@v1"
-ADJUDICATION_PROMPT_VERSION = "memory-adjudication@2"
+ADJUDICATION_PROMPT_VERSION = "memory-adjudication@3"
 # The prompt versions whose results this teamlore reads: the current one and earlier ones whose
 # task and result have its shape (only the prompt's words changed since), so the judgement of a
 # task issued before an upgrade still holds. A version whose shape changed leaves this set: a
 # result to it is refused as stale (docs/extraction.md, "stage: drafts, dedup, adjudication").
-ANSWERABLE_PROMPT_VERSIONS = frozenset({ADJUDICATION_PROMPT_VERSION})
+# (@2 → @3 only says precisely what the pool's candidate items are)
+ANSWERABLE_PROMPT_VERSIONS = frozenset({"memory-adjudication@2", ADJUDICATION_PROMPT_VERSION})
 RECALL_ALGORITHM_VERSION = "recall-rrf@1"
 MAX_DRAFTS_PER_ADJUDICATION = 64
 

@@ -57,6 +57,19 @@ def test_a_result_to_a_task_issued_under_the_previous_prompt_is_applied(
     assert task_statuses(world) == {staged["adjudicationTaskId"]: "submitted"}
 
 
+def test_a_result_to_a_task_issued_under_memory_adjudication_2_is_applied_after_the_bump(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    issue_under(monkeypatch, "memory-adjudication@2")  # the teamlore before the upgrade
+    staged, a, b = two_drafts(world)
+    monkeypatch.undo()
+
+    response = submit(world, result(staged, [decide(a, "store"), decide(b, "store")]))
+
+    assert [c["candidateStatus"] for c in response["candidates"]] == ["quarantined"] * 2
+    assert task_statuses(world) == {staged["adjudicationTaskId"]: "submitted"}
+
+
 def test_a_result_to_a_task_under_a_prompt_this_teamlore_does_not_read_is_refused_unchanged(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,7 +1,9 @@
-"""`memory-adjudication@2`: the prompt that travels in AdjudicationTask.contract.prompts.
+"""`memory-adjudication@3`: the prompt that travels in AdjudicationTask.contract.prompts.
 
 Written for teamlore. The version takes part in the adjudication binding: change a word, bump it
-(the version constant is the contract's, so the two cannot disagree).
+(the version constant is the contract's, so the two cannot disagree), and when the task and result
+keep their shape, keep the previous version in ANSWERABLE_PROMPT_VERSIONS so that a result to a
+task issued before the upgrade is still applied.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ You receive an AdjudicationTask (threadshare-memory-adjudication-task@v1):
 - `drafts`: the new candidate drafts, each with a `candidateId`, its content and its statements;
 - `recallSets`: for every draft, the existing items most likely to overlap it, best first;
 - `pool`: every recalled item once — `approved` items are reviewed team-memory entries already in
-  the repository, `candidate` items are drafts or quarantined candidates from other work not yet
-  reviewed. Each carries `revision`, `contentDigest`, `state` and a `summary`.
+  the repository; `candidate` items are candidates already staged for this repository that no one
+  has reviewed yet: `quarantined` ones (adjudicated, awaiting review) and `draft` ones (awaiting
+  adjudication), the other drafts of this batch among them under their `candidateId`. Each
+  carries `revision`, `contentDigest`, `state` and a `summary`.
 
 Decide every draft exactly once, with one of four actions:
 - `store`: the draft is new knowledge. `targetIds: []`, `mergedFields: null`.
