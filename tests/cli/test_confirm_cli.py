@@ -401,7 +401,7 @@ def test_the_left_out_line_is_wrapped_at_80_columns(
     start = next(i for i, line in enumerate(lines) if line.startswith("Left out "))
     left_out = lines[start : start + 4]
     assert all(len(line) <= 80 for line in left_out), left_out
-    discard = f'teamlore memory discard --candidate {blocked[:20]}-c2 --reason "blocked by lint"'
+    discard = f"teamlore memory discard --candidate {blocked[:20]}-c2 --reason 'blocked by lint'"
     assert " ".join(left_out).endswith(f"{discard}, or keep its lesson: {discard} --extract-again")
 
 

@@ -89,7 +89,7 @@ def test_a_lint_refusal_fits_80_columns_and_keeps_its_command_whole(repo: Path) 
     assert done.returncode == 1, done.stderr
     lines = done.stderr.splitlines()
     # past 80 columns only the command, whole on its line to be copied
-    command = f'`teamlore memory discard --candidate {short(blocked)} --reason "blocked by lint"`'
+    command = f"`teamlore memory discard --candidate {short(blocked)} --reason 'blocked by lint'`"
     assert [line for line in lines if len(line) > 80] == [f"      ({command}),"], lines
     words = " ".join(done.stderr.split())
     # one candidate: its id in the command, runnable as written (with the --reason a run

@@ -5,10 +5,11 @@ for every code, short, and where it names a `teamlore` command, a real command w
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 from teamlore.core import errors
-from teamlore.core.remedies import NEXT, TOOL_FOR_COMMAND, TOOL_NEXT
+from teamlore.core.remedies import NEXT, TOOL_FOR_COMMAND, TOOL_NEXT, discard_command
 
 CLI_REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 GENERIC = {errors.USAGE_NEXT, errors.REFUSAL_NEXT}
@@ -129,3 +130,28 @@ def test_a_tool_refusal_names_the_tool_beside_the_command_and_the_cli_only_the_c
     )
     unmapped = errors.TeamloreError(errors.SESSION_NOT_FOUND)
     assert unmapped.to_json(for_tool=True)["next"] == NEXT["SESSION_NOT_FOUND"]
+
+
+def test_a_discard_command_runs_as_printed_whatever_its_reason_holds() -> None:
+    """The reason was put between double quotes as it was: one with a quote, a `$` or a
+    backtick printed a command a shell runs otherwise (or not at all)."""
+    reason = 'it said "don\'t" and cost $HOME `date`'
+    command = discard_command("extract-1-c1", reason, extract_again=True)
+
+    # the words a shell hands the command, as a person pastes it
+    words = subprocess.run(
+        ["sh", "-c", f"set -- {command}; printf '%s\\0' \"$@\""],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\0")[:-1]
+
+    assert words == [
+        *["teamlore", "memory", "discard", "--candidate", "extract-1-c1"],
+        "--reason",
+        reason,
+        "--extract-again",
+    ]
+    assert discard_command("cand-1", "blocked by lint") == (
+        "teamlore memory discard --candidate cand-1 --reason 'blocked by lint'"
+    )

@@ -113,7 +113,7 @@ def test_a_candidate_blocked_by_a_newer_rule_is_offered_extract_again(flow: Flow
 
     cid = _staged_under_an_older_rule(flow)
     short = short_candidate_id(cid)
-    discard = f'teamlore memory discard --candidate {short} --reason "blocked by lint"'
+    discard = f"teamlore memory discard --candidate {short} --reason 'blocked by lint'"
     again = f"{discard} --extract-again"
     item = flow.item(cid)
     assert item["blocked"] and [f["rule"] for f in item["lintFindings"]] == ["slug.scene-name"]
@@ -169,7 +169,7 @@ def test_the_review_text_names_extract_again_for_a_candidate_blocked_by_lint(flo
     # whole at 80 columns: broken before a flag, with the shell's ` \`
     again = (
         f"teamlore memory discard --candidate {short_candidate_id(cid)} \\ "
-        '--reason "blocked by lint" --extract-again'
+        "--reason 'blocked by lint' --extract-again"
     )
     assert f"or keep its lesson, extract it again: {again}" in shown
     assert max(len(line) for line in done.stdout.splitlines()) <= 80
@@ -204,7 +204,7 @@ def test_a_plan_voided_by_a_target_its_candidate_updates_says_to_extract_it_agai
     error = voided.value.to_json()
     again = (
         f"teamlore memory discard --candidate {short_candidate_id(updater)} "
-        '--reason "it cannot be promoted as it is" --extract-again'
+        "--reason 'it cannot be promoted as it is' --extract-again"
     )
     assert error["code"] == "PROMOTION_TARGET_DRIFT"
     assert "review and prepare again" not in error["message"]
@@ -247,7 +247,7 @@ def test_status_sends_drafts_an_agent_staged_back_to_stage_not_to_the_runner(flo
     # `--candidate ID`, and no reason)
     discard = (
         f"teamlore memory discard --candidate {short_candidate_id(draft)}"
-        ' --reason "not adjudicated"'
+        " --reason 'not adjudicated'"
     )
     assert waiting["next"].endswith(f"or discard it (`{discard}`)")
     assert waiting["unplannedDrafts"] == 1 and waiting["stagedDraftIds"] == [draft]
@@ -262,7 +262,7 @@ def test_status_sends_drafts_an_agent_staged_back_to_stage_not_to_the_runner(flo
         "draft batch again (it answers with the adjudication task to decide), or discard it: "
         "teamlore memory stage --request FILE "
         f"teamlore memory discard --candidate {short_candidate_id(draft)} \\ "
-        '--reason "not adjudicated"'
+        "--reason 'not adjudicated'"
     ) in shown
     assert max(len(line) for line in done.stdout.splitlines()) <= 80
 

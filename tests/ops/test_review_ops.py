@@ -233,10 +233,10 @@ def test_confirm_leaves_a_blocked_candidate_out_names_it_and_plans_the_others(fl
         "candidateId": blocked,
         "code": "LINT_BLOCKED",
         "why": "blocked by lint (secret.github-token)",
-        "next": f'teamlore memory discard --candidate {blocked[:20]}-c2 --reason "blocked by lint"',
+        "next": f"teamlore memory discard --candidate {blocked[:20]}-c2 --reason 'blocked by lint'",
         # a plain discard drops its lesson: what keeps it
         "extractAgain": f"teamlore memory discard --candidate {blocked[:20]}-c2"
-        ' --reason "blocked by lint" --extract-again',
+        " --reason 'blocked by lint' --extract-again",
     }
     # naming it is asking for it: refused, as `memory prepare` refuses a request naming it
     with pytest.raises(TeamloreError) as named:
@@ -277,7 +277,7 @@ def test_confirm_refuses_a_candidate_whose_target_drifted_with_that_drift(flow: 
     assert named.value.message == (
         f"{updater}: entry release-tag-prefix was edited since the candidate was adjudicated;"
         f" discard it (`teamlore memory discard --candidate {short_candidate_id(updater)}"
-        ' --reason "it cannot be promoted as it is" --extract-again`) or leave it out of'
+        " --reason 'it cannot be promoted as it is' --extract-again`) or leave it out of"
         " --candidate"
     )
 
@@ -324,7 +324,7 @@ def test_a_refusal_names_a_drifted_consolidation_by_its_drift_never_as_empty_lin
     assert refused.value.code == "LINT_BLOCKED"
     assert refused.value.message == (
         "blocked by lint: extract-1-c1 (secret.github-token); discard it"
-        ' (`teamlore memory discard --candidate extract-1-c1 --reason "blocked by lint"`);'
+        " (`teamlore memory discard --candidate extract-1-c1 --reason 'blocked by lint'`);"
         " also left out: patch-consolidate-2"
         " (the approved entry files changed since synthesize)"
     )
@@ -344,7 +344,7 @@ def test_a_drifted_consolidation_refused_alone_says_to_synthesize_again() -> Non
     # terminal needs: the command runs as printed
     discard = (
         "teamlore memory discard --candidate patch-consolidate-2"
-        ' --reason "team memory changed since it was synthesized"'
+        " --reason 'team memory changed since it was synthesized'"
     )
     assert refused.value.message == (
         "patch-consolidate-2: the approved entry files changed since synthesize; discard it"
@@ -367,7 +367,7 @@ def test_a_drifted_consolidation_left_out_says_to_synthesize_again_once() -> Non
         "code": "CONSOLIDATION_DRIFT",
         "why": "the approved entry files changed since synthesize",
         "next": "teamlore memory discard --candidate patch-consolidate-2 --reason "
-        '"team memory changed since it was synthesized", then synthesize again',
+        "'team memory changed since it was synthesized', then synthesize again",
     }
     # the line `memory confirm` prints for it (and the page's Plan says the same words)
     assert f"{out['why']}; discard it: {out['next']}".count("synthesize again") == 1

@@ -60,7 +60,7 @@ def test_a_blocked_candidate_is_discarded_and_its_turns_put_back_from_its_page(
         assert "Discard it and extract it again: Discard and extract again below, or " in blocked
         assert (
             f"teamlore memory discard --candidate {updater[:20]}-c1"
-            ' --reason "it cannot be promoted as it is" --extract-again'
+            " --reason 'it cannot be promoted as it is' --extract-again"
         ) in blocked
         # no reason needed: the lesson is right, what it updates moved
         page.locator("button.extract-again").click()

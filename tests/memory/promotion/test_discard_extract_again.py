@@ -82,7 +82,7 @@ def test_a_candidate_whose_target_a_teammate_deleted_can_be_extracted_again(flow
     # a command to run as printed, with the --reason a run without a terminal needs: at 80
     # columns broken before a flag, the lines joined by the shell's ` \`
     at = shown.index(f"    teamlore memory discard --candidate {updater[:20]}-c1 \\")
-    assert shown[at + 1] == '      --reason "it cannot be promoted as it is" --extract-again'
+    assert shown[at + 1] == "      --reason 'it cannot be promoted as it is' --extract-again"
     assert all(len(line) <= 80 for line in shown)
     refused = flow.refused("memory.confirm", {"candidateIds": [updater]})
     assert refused.code == errors.TARGET_DRIFT.code

@@ -55,7 +55,7 @@ def test_an_identical_entry_pulled_after_adjudication_blocks_the_candidate(flow:
         "code": "DUPLICATE_ENTRY",
         "why": f"approved entry {file['entryId']} says the same and was not adjudicated against",
         "next": f"teamlore memory discard --candidate {cid[:20]}-c1"
-        ' --reason "it cannot be promoted as it is"',
+        " --reason 'it cannot be promoted as it is'",
     }
     refused = flow.refused("memory.prepare", request_for(item))
     assert refused.code == errors.DUPLICATE_ENTRY.code

@@ -66,8 +66,8 @@ def test_a_merge_target_that_does_not_parse_is_to_be_repaired_then_extracted_aga
     assert remedy.startswith(f"Fix {path} as `teamlore memory lint` says")
     # the discard runnable as printed: the candidate's id and a reason (it said `--candidate ID`)
     assert remedy.endswith(
-        'with `teamlore memory discard --candidate cand-1 --reason "it cannot be promoted as it'
-        ' is" --extract-again`.'
+        "with `teamlore memory discard --candidate cand-1 --reason 'it cannot be promoted as it"
+        " is' --extract-again`."
     ), remedy
 
 

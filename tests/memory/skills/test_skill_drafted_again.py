@@ -15,7 +15,7 @@ from teamlore.core import errors
 from teamlore.ops.memory.review import short_candidate_id
 
 # the discard a run without a terminal can run as printed (`memory discard` needs a reason)
-AGAIN = '--reason "it cannot be promoted as it is" --extract-again'
+AGAIN = "--reason 'it cannot be promoted as it is' --extract-again"
 
 
 @pytest.fixture()
