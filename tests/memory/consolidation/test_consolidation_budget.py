@@ -158,3 +158,20 @@ def test_a_second_pass_takes_the_rest_and_a_promote_keeps_every_scene_it_did_not
     assert staged["status"] == "no-op"
     assert world.synthesize()["status"] == "nothing-new"
     assert world.read(UNTOUCHED_SCENE) == untouched
+
+
+def test_an_entry_left_for_the_next_pass_and_then_deprecated_is_not_one_the_scenes_rest_on(
+    world: World,
+) -> None:
+    add_team_entries(world)
+    first = world.synthesize()["task"]
+    assert world.stage(patch_for(first, []))["status"] == "no-op"  # the pass changes no scene
+    left_out = sorted(all_entry_ids(world) - {e["entryId"] for e in first["entries"]})
+    path = f"{MEMORY}/entries/{left_out[0]}.md"
+    world.write(path, world.read(path).replace(b"status: approved", b"status: deprecated", 1))
+
+    second = world.synthesize()
+
+    assert second["leftSinceBaseline"] == 0 and "leftEntries" not in second["task"]
+    assert second["mode"] == "incremental"
+    assert {e["entryId"] for e in second["task"]["entries"]} == set(left_out[1:])

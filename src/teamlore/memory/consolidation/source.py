@@ -300,14 +300,19 @@ def _approved_before(
     latest: tuple[Any, ...] | None,
     committed: dict[str, tuple[int, str]] | None,
     committed_digest: str | None,
+    covered: frozenset[str],
 ) -> frozenset[str]:
     """The approved entries of the newest consolidation: the last successful run here, unless
     the tree's record changed since that run was bound (a pull brought a teammate's, or a
-    promote wrote it), then the record's."""
+    promote wrote it), then the record's. Of the run's, only the `covered` ones (by a run here
+    or the record): a pass over the task budget left the others for the next one, and the
+    scenes never rested on them."""
     if latest is not None:
         binding = orjson.loads(latest[3])
         if committed_digest is None or binding.get("consolidatedDigest") == committed_digest:
-            return frozenset(e["entryId"] for e in binding["entryRevisions"])
+            return frozenset(
+                e["entryId"] for e in binding["entryRevisions"] if e["entryId"] in covered
+            )
     return frozenset(committed or ())
 
 
@@ -372,7 +377,9 @@ def load_baseline(conn: sqlite3.Connection, owner: Owner, worktree_root: Path) -
         entries=entries,
         committed=committed,
         committed_digest=committed_digest,
-        approved_before=_approved_before(latest, committed, committed_digest),
+        approved_before=_approved_before(
+            latest, committed, committed_digest, frozenset(entries) | frozenset(committed or ())
+        ),
     )
 
 
