@@ -573,3 +573,21 @@ def unprivileged_prefix() -> list[str]:
     if shutil.which("setpriv") is None:
         pytest.skip("running as root and setpriv (util-linux) is missing")
     return ["setpriv", f"--reuid={UNPRIVILEGED}", f"--regid={UNPRIVILEGED}", "--clear-groups", "--"]
+
+
+def listed_labels(listing: str) -> dict[str, str]:
+    """What a `sessions list` text view calls each session, by its key's first 12 hex: the
+    row's `title / cwd` column, or the line under the row where the rows had no room for it."""
+    lines = listing.splitlines()
+    below = len(lines) > 1 and lines[1].strip() in ("title / cwd", "cwd")
+    labels: dict[str, str] = {}
+    if below:
+        for row, label in zip(lines[2::2], lines[3::2], strict=False):
+            if label.startswith("  ") and row.split():
+                labels[row.split()[0]] = label.strip()
+        return labels
+    start = max(lines[0].find("title / cwd"), lines[0].find(" cwd") + 1)
+    for row in lines[1:]:
+        if row.split() and len(row.split()[0]) == 12:
+            labels[row.split()[0]] = row[start:].strip()
+    return labels

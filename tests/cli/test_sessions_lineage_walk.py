@@ -15,7 +15,7 @@ import pytest
 from test_sessions_text_at_80_columns_walk import under_the_header
 from typer.testing import CliRunner
 
-from support import Cli, fixture_sources, shared_fixtures
+from support import Cli, fixture_sources, listed_labels, shared_fixtures
 from teamlore.cli.main import app
 
 MOREDIP = "0ccf1a04-1b4c-43b6-8aa5-79e41db43a68"  # claude/moredip-0ccf1a04.jsonl: 5 subagents
@@ -50,13 +50,13 @@ def session(walk: Walk, provider_id: str) -> dict[str, Any]:
 
 def test_every_session_with_a_prompt_is_named_by_it_not_by_its_folder(walk: Walk) -> None:
     sessions = listed(walk)
-    text = walk.text("sessions", "list")
+    labels = listed_labels(walk.text("sessions", "list"))
     for s in sessions:
         # `title` stays the provider's own
         assert s["derivedTitle"] is None if s["title"] else s["derivedTitle"], s
-        [row] = [line for line in text.splitlines() if s["sessionKey"][:12] in line]
+        label = labels[s["sessionKey"][:12]]
         name = (s["cwd"] or "").rstrip("/\\").rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
-        assert not row.rstrip().endswith(name), row  # no row names its folder
+        assert not label.endswith(name), label  # no session is named by its folder
         derived = s["derivedTitle"] or ""
         # Codex's injected context and Claude Code's command records are not prompts
         assert not derived.startswith("<") and "\n" not in derived and len(derived) <= 80
@@ -84,11 +84,12 @@ def test_sibling_subagents_are_named_by_the_call_that_started_them(walk: Walk) -
         f"subagent of {parent[:12]}: Poem about Thai {kind} curry"
         for kind in ("green", "green", "yellow", "yellow", "red")
     )
-    # at 80 columns the mark of a subagent, then the description: what tells the siblings apart
-    text = walk.text("sessions", "list")
+    # at 80 columns the mark of a subagent, then the description (what tells the siblings
+    # apart) and its parent, whole on the line under its row
+    labels = listed_labels(walk.text("sessions", "list"))
     for s in children:
-        [row] = [line for line in text.splitlines() if s["sessionKey"][:12] in line]
-        assert f"↳ {s['subagent']['description'][: len('Poem about Thai yellow')]}" in row
+        label = labels[s["sessionKey"][:12]]
+        assert label == f"↳ {s['subagent']['description']} (subagent of {parent[:12]})"
 
 
 def test_status_says_how_many_of_its_sessions_are_subagents(walk: Walk) -> None:

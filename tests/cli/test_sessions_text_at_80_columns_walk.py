@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from rich.cells import cell_len
 
-from support import Cli, fixture_sources, teamlore_cli, teamlore_in_pty
+from support import Cli, fixture_sources, listed_labels, teamlore_cli, teamlore_in_pty
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 from recall_world import CodexSession, make_repo
@@ -66,17 +66,17 @@ def too_wide(text: str) -> list[str]:
     return [line for line in text.splitlines() if cell_len(line) > 80]
 
 
-def test_a_subagents_row_says_so_where_its_title_is_cut(walk: Cli) -> None:
+def test_a_subagents_title_says_so_where_it_starts(walk: Cli) -> None:
     sessions = listed(walk)
-    rows = at_80(walk, "sessions", "list").splitlines()[1:]
-    assert len(rows) == len(sessions) and any(s["parentSessionKey"] for s in sessions)
-    for s, row in zip(sessions, rows, strict=True):
-        title = row.split(maxsplit=4)[4]  # session, provider, day, time, turns
-        title = title.split(maxsplit=1)[1]
-        assert title.startswith("↳ ") is bool(s["parentSessionKey"]), row
-    summariser = compaction(walk)["sessionKey"][:12]
-    [row] = [r for r in rows if summariser in r]
-    assert "↳ compaction summary of" in row
+    labels = listed_labels(at_80(walk, "sessions", "list"))
+    assert len(labels) == len(sessions) and any(s["parentSessionKey"] for s in sessions)
+    for s in sessions:
+        label = labels[s["sessionKey"][:12]]
+        assert label.startswith("↳ ") is bool(s["parentSessionKey"]), label
+    summariser = compaction(walk)
+    assert labels[summariser["sessionKey"][:12]] == (
+        f"↳ compaction summary of {summariser['parentSessionKey'][:12]}"
+    )
 
 
 def test_a_subagents_open_turn_says_what_it_is_and_where_its_result_lives(walk: Cli) -> None:
@@ -137,8 +137,7 @@ def test_a_narrow_listing_keeps_the_key_sessions_show_takes(walk: Cli, columns: 
     other columns, never the key below the 12 characters a wide listing shows."""
     keys = [s["sessionKey"][:12] for s in listed(walk)]
     narrow = teamlore_cli("sessions", "list", env={**walk.env, "COLUMNS": columns}).stdout
-    rows = narrow.splitlines()[1 : len(keys) + 1]
-    assert [row.split()[0] for row in rows] == keys
+    assert list(listed_labels(narrow)) == keys
 
 
 def test_a_cut_folder_says_where_to_read_it_whole(walk: Cli) -> None:

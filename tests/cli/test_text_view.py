@@ -21,9 +21,17 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rich.cells import cell_len
 from typer.testing import CliRunner
 
-from support import entry_file, fixture_sources, git, shared_fixtures, teamlore_cli
+from support import (
+    entry_file,
+    fixture_sources,
+    git,
+    listed_labels,
+    shared_fixtures,
+    teamlore_cli,
+)
 from teamlore.cli.literal import literal
 from teamlore.cli.literal_console import LiteralConsole
 from teamlore.cli.main import app
@@ -86,16 +94,16 @@ def test_an_untitled_subagent_session_is_listed_as_its_parents(fixtures_cli: Cli
     subagents = [s for s in listed if s["parentSessionKey"] and not s["title"]]
     assert subagents
     text = fixtures_cli.text("sessions", "list", "--limit", str(len(listed)))
+    labels = listed_labels(text)
     for session in subagents:
-        [line] = [row for row in text.splitlines() if session["sessionKey"][:12] in row]
-        named = f"subagent of {session['parentSessionKey'][:12]}"
+        line = labels[session["sessionKey"][:12]]
+        named = f" of {session['parentSessionKey'][:12]}"  # subagent of, compaction summary of
         assert (
-            line.rstrip().endswith((named, f"{named})"))
+            line.endswith((named, f"{named})"))
             or (session["subagent"]["description"] or "…")[:20] in line
         )
     titled = next(s for s in listed if s["title"] and not s["parentSessionKey"])
-    [line] = [row for row in text.splitlines() if titled["sessionKey"][:12] in row]
-    assert "subagent" not in line
+    assert "subagent" not in labels[titled["sessionKey"][:12]]
 
 
 def test_sessions_show_prints_every_fixture_turn_as_json_holds_it(fixtures_cli: Cli) -> None:
@@ -431,37 +439,51 @@ def test_sessions_show_takes_the_provider_session_id_and_list_shows_titles(
     assert titled and all(norm(literal(s["title"]))[:20] in text for s in titled)
 
 
-def _one_line_a_session(listing: str, sessions: list[dict[str, Any]]) -> list[str]:
-    """The rows of a `sessions list` text view, once every line is checked to fit 80 columns
-    and to be one session's (none wrapped onto a second line)."""
+def _listed(listing: str, sessions: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Each session's row of a `sessions list` text view and its title or folder (the row's
+    last column, or the line under the row where the row had no room for it), once every line
+    is checked to fit 80 columns (none wrapped onto another line)."""
     lines = listing.rstrip("\n").splitlines()
     assert max(len(line.rstrip()) for line in lines) <= 80, listing
     # under the table: where a folder cut at its start is whole
     end = next((i for i, line in enumerate(lines) if line.startswith("A folder cut")), len(lines))
-    rows = lines[1:end]
+    below = lines[1].strip() in ("title / cwd", "cwd")
+    if below:
+        rows, labels = lines[2:end:2], [line.removeprefix("  ") for line in lines[3:end:2]]
+        assert all(line.startswith("  ") and line[2] != " " for line in lines[3:end:2]), listing
+    else:
+        rows = lines[1:end]
+        labels = [row.split(maxsplit=5)[5].strip() for row in rows]
     assert [row.split()[0] for row in rows] == [s["sessionKey"][:12] for s in sessions], listing
-    return rows
+    return list(zip(rows, labels, strict=True))
 
 
-def test_sessions_list_at_80_columns_keeps_a_session_on_one_line(fixtures_cli: Cli) -> None:
-    """A title is cut at its end, a folder at its start (its last folders tell sessions
-    apart), each marked with `…`; JSON keeps them whole."""
+def test_sessions_list_at_80_columns_gives_a_title_a_line_of_its_own(fixtures_cli: Cli) -> None:
+    """Where a row has no room for its title, each title goes on the line under its row, with
+    the width of the terminal (the row left a title some 22 characters at 80 columns); a title
+    is cut at its end, a folder at its start (its last folders tell sessions apart), each
+    marked with `…`; JSON keeps them whole."""
     listed = sessions(fixtures_cli)
     done = teamlore_cli("sessions", "list", env={**fixtures_cli.env, "COLUMNS": "80"})
     assert done.returncode == 0, done.stderr
 
-    rows = _one_line_a_session(done.stdout, listed)
-    for row, s in zip(rows, listed, strict=True):
+    assert done.stdout.splitlines()[1] == "  title / cwd"
+    shown = _listed(done.stdout, listed)
+    for (row, last), s in zip(shown, listed, strict=True):
         title = listed_title(s)
-        last = row.split(maxsplit=5)[5].strip()
         whole = title or s["cwd"]
-        if last.endswith("…"):  # a cut title
+        assert len(row.split()) == 5, row  # session, provider, day, minute, turns
+        if last.endswith("…"):  # a cut title: 78 columns of it
             assert title and norm(literal(title)).startswith(last[:-1].rstrip())
+            assert cell_len(last) >= 70, last
         elif last.startswith("…"):  # a cut folder: its end, from a separator on
             assert not title and s["cwd"].endswith(last[1:]) and last[1] in "/\\"
         else:
             assert last.removesuffix(" (file gone)") in (norm(literal(whole)), whole)
-    assert any(r.rstrip().endswith("…") for r in rows)
+    assert any(last.endswith("…") for _, last in shown)
+    assert "help me apply for the agentic engineering grant by Superteam" in [
+        last for _, last in shown
+    ]  # 60 characters, whole
 
     # and the folders to map (`--unmapped`: no fixture session is mapped), each once on a line
     # with how many sessions it holds, most first
@@ -471,11 +493,11 @@ def test_sessions_list_at_80_columns_keeps_a_session_on_one_line(fixtures_cli: C
     assert max(len(line.rstrip()) for line in lines) <= 80, done.stdout
     end = next(i for i, line in enumerate(lines) if line.startswith("A folder cut"))
     counts = Counter(s["cwd"] for s in listed)
-    shown = [row.split(maxsplit=3) for row in lines[1:end]]
-    assert len(shown) == len(counts) and [int(n) for n, *_ in shown] == sorted(
+    folders = [row.split(maxsplit=3) for row in lines[1:end]]
+    assert len(folders) == len(counts) and [int(n) for n, *_ in folders] == sorted(
         counts.values(), reverse=True
     )
-    for n, _day, _minute, folder in shown:
+    for n, _day, _minute, folder in folders:
         if folder.startswith("…"):  # a cut folder: its end, from a separator on
             assert folder[1] in "/\\"
             (folder,) = [cwd for cwd in counts if cwd.endswith(folder[1:])]
@@ -483,13 +505,13 @@ def test_sessions_list_at_80_columns_keeps_a_session_on_one_line(fixtures_cli: C
     assert any("  …/" in line for line in lines[1:end])
 
 
-def test_sessions_list_at_80_columns_cuts_a_long_title_not_the_mark_of_a_gone_file(
+def test_sessions_list_cuts_a_long_title_not_the_mark_of_a_gone_file(
     tmp_path: Path, home: Path
 ) -> None:
     project = tmp_path / "claude" / "p"
     project.mkdir(parents=True)
     transcript = project / "47bf5f5c-9e11-4f51-8a29-7ad38ecdf17c.jsonl"
-    # titled "Friendly Robot Icon Identification": longer than what 80 columns leave it
+    # titled "Friendly Robot Icon Identification": longer than a 40-column line leaves it
     shutil.copyfile(
         shared_fixtures("sessions", "claude", "moredip-images-in-user-messages.jsonl"), transcript
     )
@@ -498,11 +520,11 @@ def test_sessions_list_at_80_columns_cuts_a_long_title_not_the_mark_of_a_gone_fi
     transcript.unlink()
     cli.json("sync", "--source", f"claude={tmp_path / 'claude'}")
 
-    done = teamlore_cli("sessions", "list", env={**cli.env, "COLUMNS": "80"})
+    done = teamlore_cli("sessions", "list", env={**cli.env, "COLUMNS": "40"})
 
-    (row,) = _one_line_a_session(done.stdout, cli.json("sessions", "list")["sessions"])
-    cut = row.split(maxsplit=5)[5].removesuffix("… (file gone)")
-    assert row.endswith("… (file gone)") and "Friendly Robot Icon Identification".startswith(cut)
+    ((_, label),) = _listed(done.stdout, cli.json("sessions", "list")["sessions"])
+    cut = label.removesuffix("… (file gone)")
+    assert label.endswith("… (file gone)") and "Friendly Robot Icon Identification".startswith(cut)
 
 
 def test_sessions_list_pads_no_line_with_trailing_spaces(fixtures_cli: Cli) -> None:
@@ -527,13 +549,13 @@ def test_sessions_list_at_80_columns_with_a_repository_column(tmp_path: Path, ho
     done = teamlore_cli("sessions", "list", env=env)
     assert done.returncode == 0, done.stderr
 
-    (row,) = _one_line_a_session(done.stdout, listed["sessions"])
+    ((row, title),) = _listed(done.stdout, listed["sessions"])
 
-    _, provider, day, turns, repository, title = row.split(maxsplit=5)
-    assert (provider, day, turns) == ("codex", "2026-03-02", "1")  # the day only: no room
-    assert repository == "shop-backend-…"  # a long repository name is cut too
-    # the session's first prompt names it (its provider gave it no title)
-    assert title.endswith("…") and "fix the release script".startswith(title[:-1])
+    _, provider, day, minute, turns, repository = row.split()
+    assert (provider, day, minute, turns) == ("codex", "2026-03-02", "09:00", "1")
+    assert repository == "shop-backend-…"  # a long repository name is cut
+    # the session's first prompt names it (its provider gave it no title), whole on its line
+    assert title == "fix the release script"
 
 
 def test_provider_is_checked_alike_everywhere_and_errors_name_the_flag(

@@ -18,7 +18,7 @@ import fcntl
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext, suppress
 from enum import StrEnum
 from pathlib import Path
@@ -239,19 +239,22 @@ def forget_consoles() -> None:
     _stderr.forget()
 
 
-def print_unpadded(renderable: Any) -> None:
+def print_unpadded(renderable: Any, under: Sequence[Any] = ()) -> None:
     """Print `renderable` (a rich table) without the spaces rich pads each line with after its
-    last cell: a copy, a pipe or `grep` gets the text only."""
+    last cell: a copy, a pipe or `grep` gets the text only; `under[i]`, when given, printed
+    under its i-th line (a row's line of its own: `sessions list`'s titles)."""
     from rich.text import Text
 
     console = _stdout.made()
-    for line in console.render_lines(renderable, pad=False):
+    for at, line in enumerate(console.render_lines(renderable, pad=False)):
         text = Text()
         for segment in line:
             if not segment.control:
                 text.append(segment.text, segment.style)
         text.rstrip()
         console.print(text, soft_wrap=True)
+        if at < len(under):
+            console.print(under[at], soft_wrap=True)
 
 
 def hanging(lead: str, text: str, indent: int) -> list[str]:

@@ -372,6 +372,23 @@ def _render_folders(result: dict[str, Any]) -> None:
         say(styled(f"… {more} (`--limit {total}` lists them all)", "dim"))
 
 
+def _label(session: dict[str, Any], unmapped: bool) -> tuple[str, bool]:
+    """What the `title / cwd` column says of `session` uncut, and whether that is its folder."""
+    from teamlore.ops.sessions.titles import listed_title
+
+    title = None if unmapped else listed_title(session)
+    if title:
+        return literal(title), False
+    return literal(display_path(session["cwd"]) if session["cwd"] else ""), True
+
+
+def _label_width(label: tuple[str, bool], session: dict[str, Any]) -> int:
+    """The cells `label` takes in its column, its `(file gone)` mark included."""
+    from rich.cells import cell_len
+
+    return cell_len(label[0]) + (0 if session.get("available", True) else len(" (file gone)"))
+
+
 def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bool = False) -> None:
     if unmapped and result["sessions"]:
         _render_folders(result)
@@ -386,8 +403,6 @@ def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bo
         return
     from rich.table import Table  # a text listing only: `--format json` never imports rich
     from rich.text import Text
-
-    from teamlore.ops.sessions.titles import listed_title
 
     # a column no listed session fills would take the title's width at 80 columns
     mapped = any(s["repository"] for s in result["sessions"])
@@ -406,19 +421,26 @@ def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bo
         widths = [12, provider_width, started_width, turns_width, *([repo_width] * mapped)]
         return stdout.width - sum(widths) - 2 * len(widths) - 2
 
+    labels = [_label(s, unmapped) for s in result["sessions"]]
+    # a label the row has no room for goes on a line of its own under it (all of them, so the
+    # rows read alike), the width of the terminal its own; the row's start column then has
+    # room for the minute
+    widths = map(_label_width, labels, result["sessions"])
+    below = any(width > room(10) for width in widths) and stdout.width - 2 > room(10)
     # a narrow terminal shows the day a session started, not its minute: the title gains 6
-    started_chars = 16 if room(16) >= WIDE_TITLE_CHARS else 10
+    started_chars = 16 if room(16) >= (0 if below else WIDE_TITLE_CHARS) else 10
     started_header = "started (UTC)" if started_chars == 16 else "day (UTC)"
-    title_room = max(room(max(started_chars, len(started_header))), MIN_TITLE_CHARS)
-    headers = ("session", "provider", started_header, "turns", *(("repository",) * mapped), last)
+    started_width = max(started_chars, len(started_header))
+    label_room = stdout.width - 2 if below else max(room(started_width), MIN_TITLE_CHARS)
+    headers = ("session", "provider", started_header, "turns", *(("repository",) * mapped))
     rows = []
     for s, repo in zip(result["sessions"], repos, strict=True):
         started = (s["startedAt"] or "")[:started_chars].replace("T", " ")
         cells = [literal(s["sessionKey"][:12]), literal(s["provider"]), started, str(s["turns"])]
         rows.append([*cells, *([repo] * mapped)])
-    # one line a session: the last column gets what the others leave of the terminal's width,
-    # a folder keeps its end (`…/spotter-worktrees/spotter-4te`), a title its start (`Fix th…`)
-    table = Table(*headers, box=None)
+    # the last column gets what the others leave of the terminal's width (or a line of its
+    # own), a folder keeps its end (`…/spotter-worktrees/spotter-4te`), a title its start
+    table = Table(*headers, *(() if below else (last,)), box=None)
     for column in table.columns:
         column.no_wrap = True
         column.overflow = "ellipsis"
@@ -426,20 +448,27 @@ def _render_list(result: dict[str, Any], *, unmapped: bool = False, filtered: bo
     table.columns[0].min_width = 12
     if mapped:
         table.columns[4].max_width = repo_width
-    table.columns[-1].max_width = title_room
+    if not below:
+        table.columns[-1].max_width = label_room
     folder_cut = False
-    for s, row in zip(result["sessions"], rows, strict=True):
+    shown_labels = [Text(f"  {last}")] if below else []
+    for s, row, (label, is_folder) in zip(result["sessions"], rows, labels, strict=True):
         gone = "" if s.get("available", True) else " (file gone)"
-        folder = display_path(s["cwd"]) if s["cwd"] else ""
-        title = None if unmapped else listed_title(s)
-        shown = literal(title) if title else path_tail(literal(folder), title_room - len(gone))
-        folder_cut = folder_cut or (not title and shown != literal(folder))
+        shown = path_tail(label, label_room - len(gone)) if is_folder else label
+        folder_cut = folder_cut or (is_folder and shown != label)
         cwd = Text(shown)
         if gone:  # a long title is cut before it, not the mark
-            cwd.truncate(title_room - len(gone), overflow="ellipsis")
+            cwd.truncate(label_room - len(gone), overflow="ellipsis")
             cwd.append(gone, style="dim")
-        table.add_row(*(Text(cell) for cell in row), cwd)
-    print_unpadded(table)
+        elif below:
+            cwd.truncate(label_room, overflow="ellipsis")
+        cells = [Text(cell) for cell in row]
+        if below:
+            table.add_row(*cells)
+            shown_labels.append(Text("  ") + cwd)
+        else:
+            table.add_row(*cells, cwd)
+    print_unpadded(table, shown_labels)
     if folder_cut:  # a folder to write a [paths] alias for is copied whole, not from the table
         command = f"teamlore sessions list{' --unmapped' if unmapped else ''} --format json"
         for line in wrapped_lines("", f"A folder cut at its start (…/) is whole in `{command}`."):
