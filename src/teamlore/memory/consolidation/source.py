@@ -317,8 +317,9 @@ def _approved_before(
 
 
 def covered_record(entry_revisions: Iterable[dict[str, Any]]) -> bytes:
-    """`consolidated.json` after a consolidation of `entry_revisions` (its binding's: every
-    approved entry, the ones it read and the ones the baseline already covered)."""
+    """`consolidated.json` after a consolidation of `entry_revisions`: its binding's (every
+    approved entry, the ones it read and the ones the baseline already covered), or, for a pass
+    that left entries for the next one, its `covered_after`."""
     return docs.dump_consolidated(
         {
             e["entryId"]: (int(e["revision"]), e["contentDigest"][: docs.COVERED_DIGEST_CHARS])
