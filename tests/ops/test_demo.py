@@ -137,11 +137,27 @@ def test_demo_refuses_a_place_that_cannot_be_its_folder(tmp_path: Path) -> None:
         (mine / "demo", "Not a directory"),
         (Path("/proc/teamlore-demo"), "cannot make the folder"),
     ):
-        proc = teamlore_cli("demo", "--dir", str(place), "--format", "json")
+        proc = in_process("demo", "--dir", str(place), "--format", "json")
         assert proc.returncode == 2, proc.stdout
         error = json.loads(proc.stdout)["error"]
         assert error["code"] == "INVALID_ARGUMENT" and says in error["message"]
     assert mine.read_text() == "mine"
+
+
+def _search_hits(text: str) -> dict[str, str]:
+    """Each query's line of the search step, with the lines its hit wraps onto (further in)
+    joined back to it."""
+    hits: dict[str, str] = {}
+    query = ""
+    for line in text.splitlines():
+        if " — " in line and line.startswith("      ") and not line.startswith("        "):
+            query = line.split(":")[0].strip()
+            hits[query] = line
+        elif query and line.startswith("        "):
+            hits[query] += " " + line.strip()
+        else:
+            query = ""
+    return hits
 
 
 def test_the_demo_text_shows_each_searchs_top_hit_whole(tmp_path: Path) -> None:
@@ -162,7 +178,7 @@ def test_the_demo_text_shows_each_searchs_top_hit_whole(tmp_path: Path) -> None:
     )
     (demo,) = spaced.iterdir()
     assert shell.stdout.splitlines() == [str(demo / "acme-billing"), str(demo / "state")], shell
-    lines = {line.split(":")[0].strip(): line for line in proc.stdout.splitlines() if " — " in line}
+    lines = _search_hits(proc.stdout)
     assert lines["flaky invoice export"].endswith(
         "3 hits — user: The release job failed again: test_export is flaky because invoice"
         " export order is not stable. Find the cause."
