@@ -10,7 +10,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from support import teamlore_cli
+from support import in_process, teamlore_cli
 from teamlore.cli.main import app
 
 
