@@ -285,8 +285,12 @@ def test_a_state_dir_it_cannot_write_to_is_refused_as_sync_refuses_it(
         ],
     )
     assert mount["rc"] == 0, mount
-    read_only = [json.loads(done["stdout"])["error"]["code"] for done in (watch, sync)]
-    assert read_only == ["STATE_READ_ONLY"] * 2
+    read_only = [json.loads(done["stdout"])["error"] for done in (watch, sync)]
+    assert [error["code"] for error in read_only] == ["STATE_READ_ONLY"] * 2
+    # the file it could not make, from `~`, and why in words (not `[Errno 30] …: '…'`)
+    assert [error["message"].split(" (")[-1] for error in read_only] == [
+        f"~/state/{lock}: Read-only file system)" for lock in ("watch.lock", "sync.lock")
+    ]
 
     documented = next(
         line

@@ -3,6 +3,8 @@ side (docs/seed-conformance.md)."""
 
 from __future__ import annotations
 
+import errno
+
 import pytest
 
 from teamlore.core import errors, refusals
@@ -101,3 +103,19 @@ def test_a_permission_refusal_names_a_path_under_home_from_home_and_cuts_the_oth
     )
     assert "'…/sessions'" in elsewhere.message and "meister" not in elsewhere.message
     assert "'…/archived_sessions'" in refusals.redacted(under_home).message
+
+
+def test_a_read_only_state_dir_names_the_file_and_why_in_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Walk defect: STATE_READ_ONLY quoted Python's words, `([Errno 30] Read-only file system:
+    '~/.local/state/teamlore/watch.lock')`. It names the file from `~` and says why, as a person
+    reads it."""
+    monkeypatch.setenv("HOME", "/home/mei")
+    lock = "/home/mei/.local/state/teamlore/watch.lock"
+    refusal = refusals.refusal_for(OSError(errno.EROFS, "Read-only file system", lock))
+    assert (refusal.code, refusal.message) == (
+        "STATE_READ_ONLY",
+        "the state directory is read-only and this command needs to write to it"
+        " (~/.local/state/teamlore/watch.lock: Read-only file system)",
+    )

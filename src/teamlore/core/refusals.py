@@ -210,6 +210,15 @@ def _from_home(text: str) -> str:
     return re.sub(r"(?<![\w.~:/\\-])" + re.escape(home) + r"(?=/)", "~", text)
 
 
+def _read_only_detail(exc: BaseException) -> str:
+    """The file a read-only state dir could not get and why, as a person reads it
+    (`~/.local/state/teamlore/watch.lock: Read-only file system`), not Python's `[Errno 30] …:
+    '…'`; SQLite's words as they are."""
+    if isinstance(exc, OSError) and isinstance(exc.filename, str | bytes) and exc.strerror:
+        return shown_paths(f"{os.fsdecode(exc.filename)}: {exc.strerror}")
+    return shown_paths(str(exc))
+
+
 def redacted(err: TeamloreError) -> TeamloreError:
     """`err` with absolute paths cut from its message, details and next step (for MCP
     clients): a next step may name a state file (DB_SCHEMA_TOO_NEW's copy to go back to)."""
@@ -244,7 +253,7 @@ def refusal_for(exc: BaseException) -> TeamloreError:
     if code is None and isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
         code = PATH_TOO_LONG  # given somewhere (TEAMLORE_HOME, an option): nothing is damaged
     if code is not None:
-        detail = shown_paths(str(exc))
+        detail = _read_only_detail(exc) if code is STATE_READ_ONLY else shown_paths(str(exc))
         if code is DISK_FULL and _another_disk_full(exc):
             return TeamloreError(code, f"{_another_disk(exc)} ({detail})")
         summary = code.summary
