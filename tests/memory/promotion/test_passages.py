@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -104,3 +105,18 @@ def test_a_turn_is_cut_into_windows_of_whole_lines() -> None:
     assert parts[1].startswith("next paragraph")
     assert all(len(p) <= 100 for p in parts)
     assert " ".join(" ".join(parts).split()) == " ".join(text.split())
+
+
+def test_a_long_path_is_cut_after_a_separator_and_the_cut_is_marked() -> None:
+    """A tool's output line of paths with no space in its second half was cut at the window's
+    width on a character: the excerpt a reviewer read ended in `src/compo` and the next began
+    `nents/…`, two names that do not exist, with nothing to say a cut was there."""
+    folders = "/".join(f"folder{i:02d}" for i in range(40))
+    line = f"changed: {folders}/Button.tsx"
+    parts = windows(line, limit=100)
+    assert len(parts) > 1 and all(len(p) <= 100 for p in parts)
+    for first, then in pairwise(parts):
+        assert first.endswith("/…") and then.startswith(("…folder", "…Button.tsx"))
+    assert "".join(p.removeprefix("…").removesuffix("…") for p in parts) == line
+    # a line with spaces is still cut at one, unmarked: nothing is broken there
+    assert windows("word " * 40, limit=100)[0].endswith("word")

@@ -174,14 +174,27 @@ def windows(text: str, limit: int = PASSAGE_CHARS) -> list[str]:
     return [w for w in out if w.strip()]
 
 
+# where a line too long for a window is cut, in this order: at a space, after a path separator
+# (`src/app/` + `…api/route.ts`), else on a character; a cut that is not at a space is marked
+# `…` on both sides, so a path broken in two never reads as two names
+_PATH_SEPARATORS = "/\\"
+CUT_MARK = "…"
+
+
 def _short_lines(text: str, limit: int) -> list[str]:
     lines: list[str] = []
     for line in text.splitlines():
         while len(line) > limit:
             cut = line.rfind(" ", 0, limit)
-            cut = cut if cut > limit // 2 else limit
-            lines.append(line[:cut])
-            line = line[cut:].lstrip()
+            if cut > limit // 2:
+                lines.append(line[:cut])
+                line = line[cut:].lstrip()
+                continue
+            room = limit - len(CUT_MARK)
+            cut = max(line.rfind(s, 0, room) for s in _PATH_SEPARATORS) + 1
+            cut = cut if cut > limit // 2 else room
+            lines.append(line[:cut] + CUT_MARK)
+            line = CUT_MARK + line[cut:]
         lines.append(line)
     return lines
 
