@@ -618,7 +618,7 @@ def _stage_line(candidate: dict[str, Any]) -> str:
 
     ident = short_candidate_id(str(candidate.get("candidateId")))
     if "candidateStatus" in candidate and "action" in candidate:
-        targets = ", ".join(candidate.get("targetIds") or [])
+        targets = ", ".join(map(short_candidate_id, candidate.get("targetIds") or []))
         action = f"{candidate['action']} {targets}".strip()
         return f"{ident}: {action} -> {candidate['candidateStatus']}"
     if "provenanceStrength" in candidate and "status" in candidate:
