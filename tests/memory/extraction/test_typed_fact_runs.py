@@ -26,7 +26,7 @@ FAILED = (
 )
 
 
-def _world(tmp_path: Path, home: Path) -> Path:
+def _world(tmp_path: Path, home: Path, *, broken_twice: bool = False) -> Path:
     repo = make_repo(tmp_path / "rave")
     git(repo, "remote", "add", "origin", ORIGIN)
     session = CodexSession("b7", repo)
@@ -34,7 +34,11 @@ def _world(tmp_path: Path, home: Path) -> Path:
     session.shell(BUILD, FAILED, exit_code=1)  # tool #1
     session.shell("git status --short", " M app/page.tsx")  # tool #2
     session.shell(BUILD, "> next build\nCompiled successfully")  # tool #3
-    session.shell(BUILD, "> next build\nCompiled successfully in 4.1s")  # tool #4
+    if broken_twice:  # broken again, fixed again: a second pair of facts alike in every word
+        session.shell(BUILD, FAILED, exit_code=1)  # tool #4
+        session.shell(BUILD, "> next build\nCompiled successfully again")  # tool #5
+    else:
+        session.shell(BUILD, "> next build\nCompiled successfully in 4.1s")  # tool #4
     session.answer("The build passes.")
     session.turn("deploy it next week", "Noted.")
     session.turn("thanks", "You're welcome.")
@@ -48,15 +52,21 @@ def _op(repo: Path, home: Path, name: str, payload: dict[str, Any]) -> dict[str,
     return load_operations().get(name).run(OpContext(cwd=repo, home=home), payload)
 
 
-def _reviewed(repo: Path, home: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _reviewed(
+    repo: Path, home: Path, *, with_tool: bool = True
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The command facts recall offers, and the review of a candidate made of them."""
     recalled = _op(repo, home, "memory.recall", WINDOW)
     task = recalled["sources"][0]
     (offer,) = [o for o in recalled["typedFacts"] if o["taskId"] == task["taskId"]]
     facts = [f for f in offer["facts"] if f["renderer"] == COMMAND_EXIT]
-    drafts = [
-        candidate("The build failed, then passed.", [(f["text"], f["evidenceIds"]) for f in facts])
-    ]
+    draft = candidate(
+        "The build failed, then passed.", [(f["text"], f["evidenceIds"]) for f in facts]
+    )
+    for statement, fact in zip(draft["statements"], facts, strict=True):
+        if with_tool:
+            statement["tool"] = fact["tool"]  # as the guidance says: copied with the text
+    drafts = [draft]
     batch = {
         "format": "threadshare-memory-candidate-draft-batch@v1",
         "taskId": task["taskId"],
@@ -97,3 +107,35 @@ def test_each_command_fact_names_and_shows_its_own_run(tmp_path: Path, home: Pat
         code = fact["params"]["exitCode"]
         assert evidence["excerpt"].startswith(f"#{fact['tool']} shell_command {BUILD} (")
         assert f"exit {code})" in evidence["excerpt"].splitlines()[0]
+
+
+def test_facts_alike_in_every_word_each_show_the_run_recall_offered_them_from(
+    tmp_path: Path, home: Path
+) -> None:
+    """A turn that broke the build twice and fixed it twice offers two "exited with code 1" and
+    two "exited with code 0" facts, the same words and evidence id, each naming its own run.
+    Review worked the run out from the words again, so both passes showed the first fix (and
+    both failures the first failure); it now shows the run the statement names."""
+    repo = _world(tmp_path, home, broken_twice=True)
+    _op(repo, home, "memory.init", {})
+    facts, statements = _reviewed(repo, home)
+    assert [(f["params"]["exitCode"], f["tool"]) for f in facts] == [(1, 1), (0, 3), (1, 4), (0, 5)]
+    assert len({f["text"] for f in facts}) == 2
+
+    shown = [(s["evidence"][0]["passage"]["tool"], s["typedFact"]) for s in statements]
+
+    assert shown == [(f["tool"], COMMAND_EXIT) for f in facts]
+
+
+def test_a_command_fact_staged_without_its_run_shows_the_run_its_words_name(
+    tmp_path: Path, home: Path
+) -> None:
+    """A statement staged before recall recorded the run (or by an agent that left `tool`
+    out) is shown as before: the run the fact's words name."""
+    repo = _world(tmp_path, home, broken_twice=True)
+    _op(repo, home, "memory.init", {})
+    _, statements = _reviewed(repo, home, with_tool=False)
+
+    shown = [s["evidence"][0]["passage"]["tool"] for s in statements]
+
+    assert shown == [1, 3, 1, 3]

@@ -115,7 +115,8 @@ GUIDANCE_RULES = (
     "be null); statementId is yours, unique within its candidate.",
     "Tasks listed in coverage.deferred come back in the next recall once these are staged.",
     "typedFacts holds verified statements for a task: copy text and evidenceIds unchanged as a "
-    "statement and it needs no confirmation; any change makes it a plain statement.",
+    "statement (and a fact's tool, the run it is about) and it needs no confirmation; any change "
+    "makes it a plain statement.",
 )
 
 # the whole CandidateDraftBatch@v1 an agent stages, every required field with a tiny example

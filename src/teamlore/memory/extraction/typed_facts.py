@@ -170,21 +170,24 @@ def turn_command_runs(tools: Iterable[Any]) -> list[CommandRun]:
 
 
 def command_fact_run(
-    text: str, tools: Iterable[Any], *, worktree_root: WorktreeRoots
+    text: str, tools: Iterable[Any], *, worktree_root: WorktreeRoots, recorded: int | None = None
 ) -> int | None:
     """The call of a cited turn (`sessions show` number) a command-exit fact is about, the one
-    recall offered it from: for a failure, the first run of the command that exited so; for
-    code 0, the first run that passed after a failed run of it in the turn (the fix the failure
-    is paired with; a later pass only repeats it), else the turn's first pass (its failure was
-    in an earlier turn). None: `text` is no command-exit fact, or no run of the turn proves it."""
+    recall offered it from: the `tool` recall recorded on the fact (`recorded`) when that call
+    proves it (two facts of one turn alike in every word are two runs). A statement staged
+    without one: for a failure, the first run of the command that exited so; for code 0, the
+    first run that passed after a failed run of it in the turn (the fix the failure is paired
+    with; a later pass only repeats it), else the turn's first pass (its failure was in an
+    earlier turn). None: `text` is no command-exit fact, or no run of the turn proves it."""
     parsed = parse_fact_text(text)
     if parsed is None or parsed.renderer != COMMAND_EXIT:
         return None
     command, exit_code = parsed.params["command"], parsed.params["exitCode"]
+    runs = [r for r in turn_command_runs(tools) if shared_form(r.command, worktree_root) == command]
+    if any(r.tool == recorded and r.exit_code == exit_code for r in runs):
+        return recorded
     first, failed = None, False
-    for run in turn_command_runs(tools):
-        if shared_form(run.command, worktree_root) != command:
-            continue
+    for run in runs:
         if run.exit_code == exit_code and (exit_code != 0 or failed):
             return run.tool
         if run.exit_code == exit_code and first is None:

@@ -306,7 +306,11 @@ class EvidenceResolver:
         return found
 
     def _turn(
-        self, found: _TaskPointers, ref: Mapping[str, Any] | sqlite3.Row, statement: str
+        self,
+        found: _TaskPointers,
+        ref: Mapping[str, Any] | sqlite3.Row,
+        statement: str,
+        tool: int | None,
     ) -> ResolvedEvidence | None:
         session_key, revision = ref["session_key"], ref["revision"]
         if session_key is None or revision is None:
@@ -330,7 +334,7 @@ class EvidenceResolver:
             # a secret someone typed or a tool printed is masked (core/secrets/mask.py), as in
             # the transcript recall hands an agent: an excerpt is on a screen, in a CI log
             # a command-exit fact shows the run it is about, whichever run its words match best
-            run = command_fact_run(statement, turn.tools, worktree_root=self.roots)
+            run = command_fact_run(statement, turn.tools, worktree_root=self.roots, recorded=tool)
             support = best_support(statement, turn, self._home, tool=run) if statement else None
             if support is None:
                 text = masked_text(" ".join(f"{turn.user_text} — {turn.assistant_text}".split()))
@@ -360,12 +364,13 @@ class EvidenceResolver:
         return None
 
     def resolve(
-        self, ref: Mapping[str, Any] | sqlite3.Row, statement: str = ""
+        self, ref: Mapping[str, Any] | sqlite3.Row, statement: str = "", tool: int | None = None
     ) -> ResolvedEvidence:
         """One citation of `statement`: a cited turn's excerpt is its passage that best
-        supports the statement (`passages.best_support`)."""
+        supports the statement (`passages.best_support`), a command fact's the run it names
+        (`tool`, the statement's own)."""
         found = self._task(str(ref["task_id"]))
-        resolved = self._turn(found, ref, statement) or found.by_digest.get(
+        resolved = self._turn(found, ref, statement, tool) or found.by_digest.get(
             str(ref["pointer_digest"])
         )
         limitations = tuple(orjson.loads(ref["limitations_json"] or "[]"))
@@ -525,7 +530,8 @@ def candidate_view(
     for statement in payload.get("statements", []):
         statement_id = str(statement["statementId"])
         own = refs.get(statement_id, [])
-        cited = [resolver.resolve(ref, str(statement["text"])) for ref in own]
+        tool = statement.get("tool")
+        cited = [resolver.resolve(ref, str(statement["text"]), tool) for ref in own]
         citations = [
             {"evidenceId": c.evidence_id, "pointerDigest": c.pointer_digest} for c in cited
         ]
