@@ -171,6 +171,36 @@ def test_a_draft_written_from_the_recall_guidance_alone_stages(repo: Path, mcp: 
     assert len(staged["adjudicationTask"]["drafts"]) == 1
 
 
+def test_the_guidance_and_the_stage_tool_list_the_draft_types_its_refusal_lists(
+    repo: Path, mcp: Calls
+) -> None:
+    """Walk defect: a draft of `type: lesson` was refused with the four types the contract
+    takes, which neither recall's guidance (its draftShape rule) nor the stage tool named: an
+    agent learnt them from a refusal. Both now list the contract's own."""
+    from typing import get_args
+
+    from teamlore.contracts.extraction import CandidateType
+    from teamlore.mcp.server import tools_for
+
+    types = ", ".join(get_args(CandidateType))
+    window = {"since": WINDOW["since"], "until": WINDOW["until"]}
+    _, (recalled,) = mcp(repo, [("threadshare_memory_recall", window)])
+    [rule] = [r for r in recalled["guidance"]["rules"] if "shaped as draftShape" in r]
+    assert f"type is one of {types})" in rule
+    [stage] = [tool for tool in tools_for(["team"]) if tool.name == "threadshare_memory_stage"]
+    assert (
+        f"a draft's type is one of {types})"
+        in stage.input_schema["properties"]["format"]["description"]
+    )
+
+    task = recalled["sources"][0]
+    draft = draft_batch(task)
+    draft["candidates"][0]["type"] = "lesson"
+    _, (refused,) = mcp(repo, [("threadshare_memory_stage", draft)])
+    assert refused["error"]["code"] == "STAGE_REQUEST_INVALID"
+    assert all(f"'{name}'" in refused["error"]["message"] for name in get_args(CandidateType))
+
+
 def test_a_refusal_names_the_tool_beside_the_command_over_mcp_and_only_the_command_in_the_cli(
     repo: Path, mcp: Calls
 ) -> None:

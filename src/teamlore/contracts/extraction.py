@@ -33,6 +33,9 @@ from teamlore.contracts._base import (
 from teamlore.contracts.formats import (
     DRAFT_BATCH_FORMAT as DRAFT_BATCH_FORMAT,  # its home: formats.py
 )
+from teamlore.contracts.formats import (
+    CandidateType as CandidateType,  # its home: formats.py (the stage tool lists its values)
+)
 from teamlore.contracts.repository import PublicIdentity
 
 EXTRACTION_REQUEST_FORMAT = "threadshare-memory-extraction-request@v1"
@@ -49,7 +52,6 @@ MAX_TEXT_CHARS = 65_536
 Provider = Literal["claude", "codex", "pi"]
 ResultEvidence = Literal["provider-completed", "abandoned", "unknown"]
 CapabilityTerminalState = Literal["pending", "completed", "failed", "cancelled", "unknown"]
-CandidateType = Literal["work_fact", "work_task", "work_method", "work_artifact"]
 Confidence = Literal["high", "medium", "low"]
 EvidenceKind = Literal["commit", "turn", "path"]
 

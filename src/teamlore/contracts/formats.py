@@ -5,6 +5,8 @@ short CLI process"). Each contract module imports its own from here."""
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 HEX64_PATTERN = r"^[0-9a-f]{64}$"
 UUID4_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"
 # the name of a repository in the org index, and of a token of `org serve` (docs/org.md)
@@ -25,6 +27,9 @@ PREPARE_REQUEST_FORMAT = "threadshare-memory-prepare-request@v1"
 ADJUDICATION_RESULT_FORMAT = "threadshare-memory-adjudication-result@v1"
 CONSOLIDATION_PATCH_FORMAT = "threadshare-memory-consolidation-patch@v1"
 DRAFT_BATCH_FORMAT = "threadshare-memory-candidate-draft-batch@v1"
+# a draft's `type`: what the contract accepts, and what the stage tool and recall's guidance list
+CandidateType = Literal["work_fact", "work_task", "work_method", "work_artifact"]
+CANDIDATE_TYPES: tuple[str, ...] = get_args(CandidateType)
 SKILL_CANDIDATE_FORMAT = "threadshare-memory-skill-candidate@v1"
 # what staging answers: an extraction's, adjudication's, consolidation's or Skill's stage
 STAGE_FORMAT = "threadshare-memory-agent-stage@v1"

@@ -42,6 +42,7 @@ from typing import Any
 
 import orjson
 
+from teamlore.contracts.formats import CANDIDATE_TYPES
 from teamlore.core import db, errors
 from teamlore.core.canonical import canonical_json, digest, sha256_hex
 from teamlore.core.secrets import masked_text, sanitize_text
@@ -112,7 +113,8 @@ GUIDANCE_RULES = (
     "Echo taskId and binding exactly as received.",
     "Show the proposed candidates to the user before staging them.",
     "Stage one batch per task, shaped as draftShape: every field there is required (scene may "
-    "be null); statementId is yours, unique within its candidate.",
+    f"be null; type is one of {', '.join(CANDIDATE_TYPES)}); statementId is yours, unique "
+    "within its candidate.",
     "Tasks listed in coverage.deferred come back in the next recall once these are staged.",
     "typedFacts holds verified statements for a task: copy text and evidenceIds unchanged as a "
     "statement (and a fact's tool, the run it is about) and it needs no confirmation; any change "

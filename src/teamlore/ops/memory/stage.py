@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from teamlore.contracts.formats import (
     ADJUDICATION_RESULT_FORMAT,
+    CANDIDATE_TYPES,
     CONSOLIDATION_PATCH_FORMAT,
     DRAFT_BATCH_FORMAT,
     SKILL_CANDIDATE_FORMAT,
@@ -45,7 +46,7 @@ class StageRequest(BaseModel):
 
     format: str = Field(
         description=f"'{DRAFT_BATCH_FORMAT}' (first call: drafts, shaped as recall's "
-        "guidance.draftShape), "
+        f"guidance.draftShape; a draft's type is one of {', '.join(CANDIDATE_TYPES)}), "
         f"'{ADJUDICATION_RESULT_FORMAT}' (second call: decisions), "
         f"'{CONSOLIDATION_PATCH_FORMAT}' (the answer to a synthesize task) or "
         f"'{SKILL_CANDIDATE_FORMAT}' (a Skill to create or update, shaped as recall's "
