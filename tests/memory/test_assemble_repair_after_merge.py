@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from support import commit_all, git, git_run, teamlore_cli
+from support import commit_all, git, git_run, in_process
 
 BEGIN = "<!-- BEGIN THREADSHARE MEMORY (generated; do not edit by hand) -->"
 END = "<!-- END THREADSHARE MEMORY -->"
@@ -26,7 +26,7 @@ COLUMNS = {"COLUMNS": "200"}
 
 
 def cli(root: Path, *args: str) -> tuple[int, dict[str, Any]]:
-    done = teamlore_cli(*args, "--format", "json", cwd=root)
+    done = in_process(*args, "--format", "json", cwd=root)
     payload: dict[str, Any] = json.loads(done.stdout)
     return done.returncode, payload
 
@@ -53,7 +53,7 @@ def origin(tmp_path: Path, home: Path) -> Path:
     )
     (seed / ".threadshare/memory/doctrine.md").write_text(f"{RULE}\n")
     (seed / "CLAUDE.md").write_text("# Shop\n\nRun the tests before you push.\n")
-    assert teamlore_cli("memory", "assemble", "-p", "claude", cwd=seed).returncode == 0
+    assert in_process("memory", "assemble", "-p", "claude", cwd=seed).returncode == 0
     commit_all(seed, "team memory, assembled")
     bare = tmp_path / "origin.git"
     git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
@@ -98,7 +98,7 @@ def test_repair_removes_the_old_block_a_lone_end_closes_and_leaves_one_section(
     resolved = claude.read_bytes()
     assert lint_rules(first) == {"format.managed-block-markers": "block"}
 
-    refused = teamlore_cli("memory", "assemble", "-p", "claude", cwd=first, env=COLUMNS)
+    refused = in_process("memory", "assemble", "-p", "claude", cwd=first, env=COLUMNS)
     assert refused.returncode == 1
     assert "0 BEGIN and 1 END marker(s) on line 15;" in refused.stderr, refused.stderr
     assert "lines 15" not in refused.stderr
@@ -107,7 +107,7 @@ def test_repair_removes_the_old_block_a_lone_end_closes_and_leaves_one_section(
     assert "Fix the markers by hand" not in next_line
     assert claude.read_bytes() == resolved
 
-    done = teamlore_cli("memory", "assemble", "-p", "claude", "--repair", cwd=first, env=COLUMNS)
+    done = in_process("memory", "assemble", "-p", "claude", "--repair", cwd=first, env=COLUMNS)
 
     assert done.returncode == 0, done.stderr
     assert "Repaired the damaged markers (was on line 15)." in done.stdout
@@ -117,7 +117,7 @@ def test_repair_removes_the_old_block_a_lone_end_closes_and_leaves_one_section(
     assert text.startswith(f"# Project notes\n\nUse pnpm.\n\n{BEGIN}\n\n{HEADING}\n\n{RULE}\n")
     assert EDITED not in text  # the old block's text, generated then edited, went with it
     assert lint_rules(first) == {}
-    assert teamlore_cli("memory", "assemble", "-p", "claude", "--check", cwd=first).returncode == 0
+    assert in_process("memory", "assemble", "-p", "claude", "--check", cwd=first).returncode == 0
 
 
 def test_repair_refuses_when_it_cannot_tell_where_the_old_block_ended(origin: Path) -> None:
@@ -159,7 +159,7 @@ def test_the_closing_note_says_git_add_finishes_the_stopped_merge(origin: Path) 
     """The walk: `see the changes with git status and git diff` while CLAUDE.md was `UU`."""
     first = resolved_the_walks_way(origin)
 
-    done = teamlore_cli("memory", "assemble", "-p", "claude", "--repair", cwd=first, env=COLUMNS)
+    done = in_process("memory", "assemble", "-p", "claude", "--repair", cwd=first, env=COLUMNS)
 
     assert done.returncode == 0, done.stderr
     assert "CLAUDE.md is still unmerged" in done.stdout
@@ -180,15 +180,15 @@ def test_the_first_assemble_names_intent_to_add_for_its_new_files(tmp_path: Path
         '---\nname: "release"\ndescription: "Cut a release."\n---\n## Procedure\n\n1. Tag.\n'
     )
 
-    done = teamlore_cli("memory", "assemble", "-p", "claude", cwd=root, env=COLUMNS)
+    done = in_process("memory", "assemble", "-p", "claude", cwd=root, env=COLUMNS)
 
     assert done.returncode == 0, done.stderr
     assert (
         "`git add --intent-to-add CLAUDE.md .claude/skills && git diff` shows every line"
     ) in done.stdout
     assert "see the changes with `git status` and `git diff`" not in done.stdout
-    again = teamlore_cli("memory", "assemble", "-p", "claude", cwd=root, env=COLUMNS)
+    again = in_process("memory", "assemble", "-p", "claude", cwd=root, env=COLUMNS)
     commit_all(root, "assembled")
-    committed = teamlore_cli("memory", "assemble", "-p", "claude", cwd=root, env=COLUMNS)
+    committed = in_process("memory", "assemble", "-p", "claude", cwd=root, env=COLUMNS)
     assert "intent-to-add" in again.stdout
     assert "see the changes with `git status` and `git diff`" in committed.stdout
