@@ -17,7 +17,7 @@ from teamlore.cli.main import app
 def test_demo_runs_the_whole_chain_and_touches_nothing_else(tmp_path: Path) -> None:
     target = tmp_path / "demo"
     outside_home = tmp_path / "untouched-state"
-    proc = teamlore_cli(
+    proc = in_process(
         "demo", "--dir", str(target), "--format", "json", env={"TEAMLORE_HOME": str(outside_home)}
     )
     assert proc.returncode == 0, proc.stderr
@@ -92,7 +92,7 @@ def test_demo_runs_the_whole_chain_and_touches_nothing_else(tmp_path: Path) -> N
     assert (repo / ".agents/skills/acme-billing-release/SKILL.md").read_bytes() == (
         repo / skill
     ).read_bytes()
-    lint = teamlore_cli(
+    lint = in_process(
         "memory", "lint", "--format", "json", cwd=repo, env={"TEAMLORE_HOME": result["stateDir"]}
     )
     assert lint.returncode == 0, lint.stdout
@@ -121,7 +121,7 @@ def test_demo_runs_the_whole_chain_and_touches_nothing_else(tmp_path: Path) -> N
 
 def test_demo_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("mine")
-    proc = teamlore_cli("demo", "--dir", str(tmp_path), "--format", "json")
+    proc = in_process("demo", "--dir", str(tmp_path), "--format", "json")
     assert proc.returncode == 2
     assert json.loads(proc.stdout)["error"]["code"] == "INVALID_ARGUMENT"
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
@@ -167,6 +167,7 @@ def test_the_demo_text_shows_each_searchs_top_hit_whole(tmp_path: Path) -> None:
     `cd /tmp/bo tmp dir/…` failed, `export` set TEAMLORE_HOME=/tmp/bo)."""
     spaced = tmp_path / "bo tmp dir"
     spaced.mkdir()
+    # a real process: tempfile reads TMPDIR once per process
     proc = teamlore_cli("demo", env={"COLUMNS": "80", "HOME": str(tmp_path), "TMPDIR": str(spaced)})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("teamlore demo in ~/bo tmp dir/teamlore-demo-")  # from ~
