@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import teamlore
-from support import REPO_ROOT, teamlore_cli
+from support import REPO_ROOT, in_process
 from teamlore.core import db, errors
 from teamlore.memory.store.state_db import MIGRATIONS, STATE_DB_NAME, open_state_db
 from teamlore.ops.integrations.state_checks import state_dir_check
@@ -166,14 +166,14 @@ def test_the_upgrade_is_said_once_by_a_text_view_and_never_on_json_stdout(
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
 
-    assert teamlore_cli("memory", "init", "--format", "json", cwd=repo).returncode == 0
-    first = teamlore_cli("memory", "status", "--format", "json", cwd=repo)
+    assert in_process("memory", "init", "--format", "json", cwd=repo).returncode == 0
+    first = in_process("memory", "status", "--format", "json", cwd=repo)
     assert first.returncode == 0, first.stderr
     json.loads(first.stdout)  # the whole stdout is the JSON answer
     assert "upgraded" not in first.stdout + first.stderr
     assert (home / f"{STATE_DB_NAME}.schema-{STATE_SCHEMA_010}.bak").is_file()
 
-    said = teamlore_cli("status", cwd=repo)
+    said = in_process("status", cwd=repo)
     assert said.returncode == 0, said.stderr
     assert "upgraded" not in said.stdout
     err = " ".join(said.stderr.split())  # wrapped at words
@@ -184,7 +184,7 @@ def test_the_upgrade_is_said_once_by_a_text_view_and_never_on_json_stdout(
     assert not (home / f"{index_db.INDEX_DB_NAME}.schema-{INDEX_SCHEMA_010}.bak").exists()
     assert "Upgrading and going back" in err
 
-    again = teamlore_cli("status", cwd=repo)
+    again = in_process("status", cwd=repo)
     assert again.returncode == 0 and "upgraded" not in again.stderr
 
 
@@ -194,13 +194,13 @@ def test_the_next_of_a_too_new_state_database_names_the_copy_on_the_wire(
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    assert teamlore_cli("memory", "init", cwd=repo).returncode == 0
+    assert in_process("memory", "init", cwd=repo).returncode == 0
     raw = sqlite3.connect(home / STATE_DB_NAME)
     raw.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
     raw.close()
     (home / f"{STATE_DB_NAME}.schema-{len(MIGRATIONS)}.bak").write_bytes(b"")
 
-    done = teamlore_cli("memory", "status", "--format", "json", cwd=repo)
+    done = in_process("memory", "status", "--format", "json", cwd=repo)
 
     error = json.loads(done.stdout)["error"]
     assert done.returncode == 1 and error["code"] == "DB_SCHEMA_TOO_NEW"
@@ -248,5 +248,5 @@ def test_the_version_is_not_the_released_one_while_work_is_unreleased() -> None:
         assert ours > newest and shape[4] is not None, "unreleased work: a .devN of the next"
     else:
         assert ours == newest
-    done = teamlore_cli("--version")
+    done = in_process("--version")
     assert done.stdout.strip() == f"teamlore {teamlore.__version__}"
