@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -15,11 +16,13 @@ import pytest
 from mcp.client.stdio import stdio_client
 
 from mcp import ClientSession, StdioServerParameters
-from support import teamlore_cli
+from support import git, teamlore_cli
 from teamlore.ops.registry import CAPABILITY_TIERS, OpContext, load_operations, run_operation
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory" / "promotion"))
 from test_apply import A, B, World, two_new_entries
+
+AT_80 = {"COLUMNS": "80"}
 
 
 @pytest.fixture()
@@ -82,6 +85,43 @@ def test_the_text_output_names_every_file_and_says_nothing_was_committed(world: 
     assert f"Plan {plan_id} applied." in done.stdout
     assert f"{A}: written" in done.stdout and f"{B}: written" in done.stdout
     assert "nothing was staged, committed or pushed" in done.stdout
+
+
+def test_a_promotion_into_a_stopped_merge_says_what_finishes_it_as_assemble_does(
+    world: World,
+) -> None:
+    """`git merge` stopped on the file a plan writes (both branches added it; the person removed
+    it for the promotion to write): promote said only that nothing was staged, while
+    `memory assemble` over a stopped merge names each file it wrote that is still unmerged and
+    the `git add` that finishes the merge. Promote says it the same way (a warning: it wrote
+    the working tree only); the rest of its note is as it was."""
+    plan_id, _ = two_new_entries(world)
+    target = world.root / A
+    git(world.root, "checkout", "-q", "-b", "theirs")
+    target.write_text("theirs\n")
+    git(world.root, "add", A)
+    git(world.root, "commit", "-q", "-m", "theirs")
+    git(world.root, "checkout", "-q", "main")
+    target.write_text("ours\n")
+    git(world.root, "add", A)
+    git(world.root, "commit", "-q", "-m", "ours")
+    stopped = subprocess.run(
+        ["git", "merge", "-q", "theirs"], cwd=world.root, capture_output=True, check=False
+    )
+    assert stopped.returncode != 0 and (world.root / ".git" / "MERGE_HEAD").exists()
+    target.unlink()
+
+    done = teamlore_cli("memory", "promote", "--plan", plan_id, cwd=world.root, env=AT_80)
+
+    assert done.returncode == 0, done.stderr
+    assert max(len(line) for line in done.stdout.splitlines()) <= 80
+    said = " ".join(done.stdout.split())
+    assert (
+        "working tree only: nothing was staged, committed or pushed;"
+        f" {A} is still unmerged from the stopped merge: check it, then `git add {A}` finishes"
+        " the merge (and `git commit` records it); `git status` lists the changed" in said
+    ), done.stdout
+    assert B not in said.split("working tree only")[1]  # only the unmerged file is named
 
 
 async def _mcp(root: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[str], list[Any]]:

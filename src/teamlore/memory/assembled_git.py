@@ -76,12 +76,7 @@ def git_note(root: Path, written: Sequence[str], *, skills_folder: str) -> str:
     unmerged, untracked = git_states(root, written)
     parts = ["Nothing was staged or committed"]
     if unmerged:
-        files = " ".join(unmerged)
-        parts.append(
-            f"{_listed(unmerged)} {'is' if len(unmerged) == 1 else 'are'} still unmerged from "
-            f"the stopped merge: check {'it' if len(unmerged) == 1 else 'them'}, then "
-            f"`git add {files}` finishes the merge (and `git commit` records it)"
-        )
+        parts.append(still_unmerged(unmerged))
     if untracked:
         new = list(dict.fromkeys(_shown(path, skills_folder) for path in untracked))
         parts.append(
@@ -92,6 +87,16 @@ def git_note(root: Path, written: Sequence[str], *, skills_folder: str) -> str:
     elif not unmerged:
         parts.append("see the changes with `git status` and `git diff`")
     return "; ".join(parts) + "."
+
+
+def still_unmerged(unmerged: list[str]) -> str:
+    """What a command that wrote `unmerged` (files git holds unmerged: a merge, rebase or
+    cherry-pick stopped on them) says git needs: `memory assemble`'s and `memory promote`'s."""
+    return (
+        f"{_listed(unmerged)} {'is' if len(unmerged) == 1 else 'are'} still unmerged from "
+        f"the stopped merge: check {'it' if len(unmerged) == 1 else 'them'}, then "
+        f"`git add {' '.join(unmerged)}` finishes the merge (and `git commit` records it)"
+    )
 
 
 def _shown(path: str, skills_folder: str) -> str:

@@ -103,10 +103,23 @@ def promotion_result(outcome: PromotionOutcome, worktree_root: Path) -> dict[str
     from teamlore.repo.ignored import ignored_by_git
 
     result: dict[str, Any] = outcome.model_dump(mode="json", by_alias=True)
-    result["git"] = GIT_NOTE
     written = [f.target_path for f in outcome.files if f.operation == "write"]
+    result["git"] = promotion_git_note(worktree_root, [f.target_path for f in outcome.files])
     result["ignoredByGit"] = ignored_by_git(worktree_root, written)
     return result
+
+
+def promotion_git_note(worktree_root: Path, paths: list[str]) -> str:
+    """`GIT_NOTE`; where git holds a file the plan wrote or deleted unmerged (a merge stopped on
+    it), also what finishes that merge, as `memory assemble` says it: a warning, not a refusal
+    (the promotion wrote the working tree only, and the person finishes the merge)."""
+    from teamlore.memory.assembled_git import git_states, still_unmerged
+
+    unmerged, _ = git_states(worktree_root, paths)
+    if not unmerged:
+        return GIT_NOTE
+    done, rest = GIT_NOTE.split("; ", 1)
+    return f"{done}; {still_unmerged(unmerged)}; {rest}"
 
 
 def _the_step_that_works(
