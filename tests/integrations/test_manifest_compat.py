@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from support import teamlore_cli
+from support import in_process
 from teamlore.core import errors
 from teamlore.core.paths import display_path
 from teamlore.integrations.manifest import load_manifest
 
 
 def cli(*args: str) -> None:
-    done = teamlore_cli(*args)
+    done = in_process(*args)
     assert done.returncode == 0, done.stderr
 
 
@@ -142,7 +142,7 @@ def test_uninstall_removes_the_pi_extension_whose_backup_an_older_teamlore_lost(
     for backup in backups().iterdir():
         backup.unlink()
 
-    done = teamlore_cli("uninstall", "--client", "pi", env={"COLUMNS": "80"})
+    done = in_process("uninstall", "--client", "pi", env={"COLUMNS": "80"})
 
     assert done.returncode == 0, done.stderr
     assert "removed (backup lost) ~/.pi/agent/extensions/teamlore.js" in done.stdout
@@ -172,7 +172,7 @@ def _claude_json_backup(user: Path) -> Path:
 
 
 def _refused_uninstall() -> dict[str, str]:
-    done = teamlore_cli("uninstall", "--client", "claude", "--format", "json")
+    done = in_process("uninstall", "--client", "claude", "--format", "json")
     assert done.returncode == 1, done.stdout
     error: dict[str, str] = json.loads(done.stdout)["error"]
     return error
