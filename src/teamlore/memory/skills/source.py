@@ -17,6 +17,7 @@ from pathlib import Path
 
 from teamlore.core import errors
 from teamlore.core.canonical import sha256_hex
+from teamlore.core.text.files import lf_sha256
 from teamlore.memory.store.documents import MemoryFormatError, Skill, load_skill
 from teamlore.memory.store.layout import SKILLS_DIR, refusal_fix
 from teamlore.memory.store.lint import (
@@ -46,7 +47,15 @@ class SourceSkill:
 
     @property
     def content_digest(self) -> str:
-        return sha256_hex(self.data)
+        """Of its text with CRLF read as LF: a `core.autocrlf=true` checkout of a commit gives
+        the digest its LF checkout gives (for an LF file, its bytes' sha256, as before)."""
+        return lf_sha256(self.data)
+
+    def has_digest(self, recorded: str | None) -> bool:
+        """Whether `recorded` names this SKILL.md as it is: its `content_digest`, or its bytes'
+        sha256, which a candidate staged in a CRLF checkout before teamlore read CRLF as LF
+        recorded."""
+        return recorded in (self.content_digest, sha256_hex(self.data))
 
 
 def refuse_unreadable(tree: MemoryFiles, prefix: str) -> None:

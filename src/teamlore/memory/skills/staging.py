@@ -6,7 +6,7 @@ Checks, in order, each refusing with nothing written:
 2. `memoryContextDigest` is the digest of the team memory as it is now
    (`MEMORY_CONTEXT_DRIFT`: entries, scenes or doctrine changed since the recall);
 3. the target: `create` needs no Skill of that name, `update` needs the current SKILL.md's
-   sha256 to equal `expectedContentDigest` (`SKILL_TARGET_DRIFT`);
+   digest (CRLF read as LF) to equal `expectedContentDigest` (`SKILL_TARGET_DRIFT`);
    a seed-shaped candidate that leaves out `memoryContextDigest`, `action` or
    `expectedContentDigest` gets them from the team memory as it is now (`resolve_target`), so
    checks 2 and 3 bind it to what stage read rather than to what recall showed;
@@ -142,7 +142,7 @@ def check_skill_target(
             if staged_as is None
             else f"Skill {name!r} was created since the candidate was staged"
         )
-    elif action == "update" and current != expected_digest:
+    elif action == "update" and (existing is None or not existing.has_digest(expected_digest)):
         if staged_as is not None:
             why = "was deleted" if current is None else "changed"
             problem = f"Skill {name!r} {why} since the candidate was staged"
