@@ -66,6 +66,7 @@ def test_all_skills_while_they_fit_in_name_order(tmp_path: Path) -> None:
     context = skill_context(read_team_memory(root), "anything")
     assert context["selection"] == "all" and context["truncated"] is False
     assert [s["name"] for s in context["skills"]] == ["alpha", "mid", "zeta"]
+    assert "notReturned" not in context
 
 
 def test_more_than_twenty_skills_are_ranked_by_the_query(tmp_path: Path) -> None:
@@ -82,6 +83,36 @@ def test_more_than_twenty_skills_are_ranked_by_the_query(tmp_path: Path) -> None
     names = [s["name"] for s in context["skills"]]
     assert names[:4] == ["release", "release-notes", "zz-deploy", "zz-rollback"]
     assert names[4:] == [f"chore-{i:02d}" for i in range(16)]
+    assert context["notReturned"] == [f"chore-{i:02d}" for i in range(16, 22)]
+
+
+def test_a_skill_over_the_remaining_budget_is_skipped_and_smaller_ones_after_it_still_fit(
+    tmp_path: Path,
+) -> None:
+    root = tree(tmp_path)
+    add_skill(root, "release", "Cut a release.", "1. " + "x" * (40 * 1024) + "\n")
+    add_skill(root, "release-notes", "Write notes.", "1. " + "y" * (40 * 1024) + "\n")
+    for name in ("chore-a", "chore-b", "chore-c"):
+        add_skill(root, name, "Routine work.")
+    context = skill_context(read_team_memory(root), "release", 64 * 1024)
+    # the second big one does not fit after the first; the small ones after it still do, and
+    # the one left out is named
+    assert context["selection"] == "ranked" and context["truncated"] is True
+    names = [s["name"] for s in context["skills"]]
+    assert names == ["release", "chore-a", "chore-b", "chore-c"]
+    assert context["total"] == 5 and context["returned"] == 4
+    assert context["notReturned"] == ["release-notes"]
+
+
+def test_every_skill_not_returned_is_named_in_rank_order(tmp_path: Path) -> None:
+    root = tree(tmp_path)
+    for i in range(22):
+        add_skill(root, f"chore-{i:02d}", "Routine work.")
+    add_skill(root, "release", "Cut a release.", "1. " + "x" * (40 * 1024) + "\n")
+    context = skill_context(read_team_memory(root), "release", 32 * 1024)
+    # the best match is over the budget, twenty others fit, two are past the count
+    assert [s["name"] for s in context["skills"]] == [f"chore-{i:02d}" for i in range(20)]
+    assert context["notReturned"] == ["release", "chore-20", "chore-21"]
 
 
 def test_memory_context_ranks_scenes_then_doctrine_then_entries_within_budget(

@@ -8,7 +8,8 @@ context").
   and the contexts come in the same result).
 - skillContext: every Skill when there are at most 20 and they total at most the budget
   (`selection: "all"`, name order); otherwise ranked by the query (`"ranked"`) and taken in
-  order while both budgets hold (stopping at the first that does not fit).
+  order, at most 20: a Skill over the remaining budget is skipped and later, smaller ones still
+  fit. Every Skill not returned is named, in rank order, in `notReturned`.
 - memoryContext: scenes (score, heat, name), then the doctrine, then approved entries (score,
   priority, id); at most 40 items and the budget of content — an item over the remaining budget is
   skipped and later, smaller ones still fit. Items are never cut.
@@ -233,22 +234,19 @@ def skill_context(
     skills = memory.skills
     total_bytes = sum(len(s.data) for s in skills)
     if len(skills) <= MAX_CONTEXT_SKILLS and total_bytes <= budget:
-        chosen, selection = skills, "all"
+        ordered, chosen, selection = skills, skills, "all"
     else:
         terms = query_terms(query)
-        ranked = sorted(
+        ordered = sorted(
             skills,
             key=lambda s: (
                 -score(terms, s.name, s.skill.description, s.data.decode("utf-8")),
                 s.name,
             ),
         )
-        chosen, used, selection = [], 0, "ranked"
-        for skill in ranked:
-            if len(chosen) == MAX_CONTEXT_SKILLS or used + len(skill.data) > budget:
-                break
-            chosen.append(skill)
-            used += len(skill.data)
+        chosen, selection = _within_budget(ordered, budget), "ranked"
+    returned = {s.name for s in chosen}
+    not_returned = [s.name for s in ordered if s.name not in returned]
     return {
         "capturePrompt": {
             "promptVersion": SKILL_CAPTURE_PROMPT_VERSION,
@@ -257,9 +255,24 @@ def skill_context(
         "selection": selection,
         "total": len(skills),
         "returned": len(chosen),
-        "truncated": len(chosen) < len(skills),
+        "truncated": bool(not_returned),
         "skills": [_skill_json(s) for s in chosen],
+        **({"notReturned": not_returned} if not_returned else {}),
     }
+
+
+def _within_budget(ranked: list[SourceSkill], budget: int) -> list[SourceSkill]:
+    """The first 20 of `ranked` that fit `budget` together: one over the remaining budget is
+    skipped, and a smaller one after it still fits."""
+    chosen: list[SourceSkill] = []
+    used = 0
+    for skill in ranked:
+        if len(chosen) == MAX_CONTEXT_SKILLS:
+            break
+        if used + len(skill.data) <= budget:
+            chosen.append(skill)
+            used += len(skill.data)
+    return chosen
 
 
 def memory_context(
