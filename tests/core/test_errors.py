@@ -4,6 +4,7 @@ side (docs/seed-conformance.md)."""
 from __future__ import annotations
 
 import errno
+from pathlib import Path
 
 import pytest
 
@@ -97,12 +98,44 @@ def test_a_permission_refusal_names_a_path_under_home_from_home_and_cuts_the_oth
         PermissionError(13, "Permission denied", "/home/mei/.codex/archived_sessions")
     )
     assert under_home.code == "PERMISSION_DENIED"
-    assert "'~/.codex/archived_sessions'" in under_home.message
+    assert "(~/.codex/archived_sessions: Permission denied)" in under_home.message
     elsewhere = refusals.refusal_for(
         PermissionError(13, "Permission denied", "/home/meister/.codex/sessions")
     )
-    assert "'…/sessions'" in elsewhere.message and "meister" not in elsewhere.message
-    assert "'…/archived_sessions'" in refusals.redacted(under_home).message
+    assert "(…/sessions: Permission denied)" in elsewhere.message
+    assert "meister" not in elsewhere.message
+    assert "(…/archived_sessions: Permission denied)" in refusals.redacted(under_home).message
+
+
+def test_permission_and_full_disk_refusals_name_the_file_and_why_in_words(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """PERMISSION_DENIED and DISK_FULL quoted Python's `[Errno 13] Permission denied: '~/…'`
+    after STATE_READ_ONLY stopped doing so: all three say the file and the reason as a person
+    reads it, both files of a rename, and the reason alone when no file is named."""
+    monkeypatch.setenv("HOME", "/home/mei")
+    monkeypatch.setenv("TEAMLORE_HOME", str(tmp_path / "state"))
+    denied = refusals.refusal_for(
+        PermissionError(errno.EACCES, "Permission denied", "/home/mei/app/.threadshare/memory")
+    )
+    assert (denied.code, denied.message) == (
+        "PERMISSION_DENIED",
+        f"{errors.PERMISSION_DENIED.summary} (~/app/.threadshare/memory: Permission denied)",
+    )
+    moved = refusals.refusal_for(
+        PermissionError(errno.EACCES, "Permission denied", "/home/mei/a.md", None, "/home/mei/b.md")
+    )
+    assert moved.message.endswith("(~/a.md -> ~/b.md: Permission denied)")
+    state = tmp_path / "state"
+    state.mkdir()
+    full = OSError(errno.ENOSPC, "No space left on device", str(state / "index.sqlite3"))
+    refusal = refusals.refusal_for(full)
+    assert refusal.code == "DISK_FULL"
+    assert refusal.message.startswith(
+        f"{errors.DISK_FULL.summary} (…/index.sqlite3: No space left on device); "
+    )
+    unnamed = refusals.refusal_for(OSError(errno.ENOSPC, "No space left on device"))
+    assert "(No space left on device)" in unnamed.message and "Errno" not in unnamed.message
 
 
 def test_a_read_only_state_dir_names_the_file_and_why_in_words(

@@ -210,13 +210,21 @@ def _from_home(text: str) -> str:
     return re.sub(r"(?<![\w.~:/\\-])" + re.escape(home) + r"(?=/)", "~", text)
 
 
-def _read_only_detail(exc: BaseException) -> str:
-    """The file a read-only state dir could not get and why, as a person reads it
+def _os_error_detail(exc: BaseException) -> str:
+    """The file an OS refusal names and why, as a person reads it
     (`~/.local/state/teamlore/watch.lock: Read-only file system`), not Python's `[Errno 30] …:
     '…'`; SQLite's words as they are."""
-    if isinstance(exc, OSError) and isinstance(exc.filename, str | bytes) and exc.strerror:
-        return shown_paths(f"{os.fsdecode(exc.filename)}: {exc.strerror}")
-    return shown_paths(str(exc))
+    if not isinstance(exc, OSError) or not exc.strerror:
+        return shown_paths(str(exc))
+    named = [name for name in (exc.filename, exc.filename2) if name is not None]
+    if not all(isinstance(name, str | bytes) for name in named):
+        return shown_paths(str(exc))  # a file given as a descriptor: Python's words say which
+    files = " -> ".join(os.fsdecode(name) for name in named)
+    return shown_paths(f"{files}: {exc.strerror}" if files else exc.strerror)
+
+
+# refusals whose detail is the OS's: the file and why, in words
+_OS_WORDED = (STATE_READ_ONLY, PERMISSION_DENIED, DISK_FULL)
 
 
 def redacted(err: TeamloreError) -> TeamloreError:
@@ -253,7 +261,7 @@ def refusal_for(exc: BaseException) -> TeamloreError:
     if code is None and isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
         code = PATH_TOO_LONG  # given somewhere (TEAMLORE_HOME, an option): nothing is damaged
     if code is not None:
-        detail = _read_only_detail(exc) if code is STATE_READ_ONLY else shown_paths(str(exc))
+        detail = _os_error_detail(exc) if code in _OS_WORDED else shown_paths(str(exc))
         if code is DISK_FULL and _another_disk_full(exc):
             return TeamloreError(code, f"{_another_disk(exc)} ({detail})")
         summary = code.summary
