@@ -62,6 +62,13 @@ def test_short_text_is_whole_and_a_run_longer_than_the_excerpt_is_cut_on_a_chara
     assert len(chinese) <= EXCERPT_CELLS // 2 and chinese.endswith("运行…")  # after a clause
 
 
+def test_a_path_longer_than_the_excerpt_is_cut_after_a_separator() -> None:
+    """A path with no space near the cut was cut on a character (`src/compo…`), a name that
+    does not exist; it is cut after its last separator in the excerpt's second half."""
+    path = "src/" + "/".join(f"components{i:02d}" for i in range(30))
+    assert excerpt(path, 100) == path[: path.rfind("/", 0, 99) + 1] + "…"
+
+
 def test_an_excerpt_of_characters_that_take_no_cell_keeps_to_240_characters() -> None:
     """A text in NFD (`ü` as `u` + U+0308, as macOS pastes it) or holding zero-width spaces took
     fewer cells than characters: its excerpt had 250-360 characters, and the summary of the

@@ -9,13 +9,14 @@ import re
 from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx2 as httpx
 import pytest
 
 from support import rave_era_repository, teamlore_cli
-from teamlore.memory.promotion.passages import windows
+from teamlore.memory.promotion.passages import tool_header, windows
 from teamlore.ops.registry import OpContext, run_operation
 from teamlore.ui.server import UiServer
 
@@ -120,3 +121,18 @@ def test_a_long_path_is_cut_after_a_separator_and_the_cut_is_marked() -> None:
     assert "".join(p.removeprefix("…").removesuffix("…") for p in parts) == line
     # a line with spaces is still cut at one, unmarked: nothing is broken there
     assert windows("word " * 40, limit=100)[0].endswith("word")
+
+
+def test_a_tool_headers_long_path_is_cut_after_a_separator() -> None:
+    """A tool call's command longer than its header's 160 characters was cut on the 159th
+    character (`…/src/compo…`): the reviewer read a name that does not exist. It is cut after
+    the last separator that keeps it short (`…/components/…`), as an excerpt is."""
+    folders = "/".join(f"components{i:02d}" for i in range(20))
+    command = f"cat src/{folders}/Button.tsx"
+    tool = SimpleNamespace(
+        seq=3, name="Bash", command=command, input=None, status="ok", exit_code=0
+    )
+    header = tool_header(tool)
+    detail = header.removeprefix("#4 Bash ").removesuffix(" (ok, exit 0)")
+    assert detail.endswith("/…") and len(detail) <= 160
+    assert f"cat src/{folders}".startswith(detail.removesuffix("…"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from teamlore.contracts import digests
 from teamlore.contracts.adjudication import ADJUDICATION_RESULT_FORMAT
 from teamlore.core import errors
 from teamlore.core.canonical import digest
+from teamlore.memory.promotion.review import EXCERPT_CHARS, whole_turn_excerpt
 from teamlore.memory.store.state_db import open_state_db
 from teamlore.ops.registry import OpContext, load_operations
 
@@ -342,3 +344,14 @@ def test_evidence_gone_from_the_index_is_shown_gone_and_claims_no_provenance(
     plan = flow.op("memory.prepare", request_for(item))
     (planned,) = plan["files"]
     assert "\nprovenance_strength: unknown\n" in planned["preview"]
+
+
+def test_a_turns_excerpt_without_a_supporting_passage_is_cut_after_a_separator() -> None:
+    """With no passage to show, review showed the turn's words cut at 279 characters, inside
+    a long path (`…/src/compo…`). It is cut where every excerpt is: at a word, and in a path
+    with no space near, after its last separator."""
+    folders = "/".join(f"components{i:02d}" for i in range(30))
+    turn = SimpleNamespace(user_text="where is it?", assistant_text=f"it is in src/{folders}/")
+    shown = whole_turn_excerpt(turn)
+    assert shown.endswith("/…") and len(shown) <= EXCERPT_CHARS
+    assert f"where is it? — it is in src/{folders}".startswith(shown.removesuffix("…"))

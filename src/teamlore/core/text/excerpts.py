@@ -11,7 +11,8 @@ characters a `summary` may hold (contracts/adjudication.py).
 A cut falls between two words: at a space, or between two characters where one is wide (Chinese
 has no spaces; a character is its own boundary, and a clause's end `，` `。` a few characters
 back is preferred), never inside a run of narrow characters such as `conftest.py`, `2026-11-20`
-or a number, unless no boundary is near (a URL longer than the excerpt).
+or a number, unless no boundary is near (a path or URL longer than the excerpt): then after
+its last path separator (`src/app/…`), or on a character when that is far back too.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ _PAUSE_REACH = 16
 _PAUSES = "，。；！？、："
 # what an excerpt does not end in before its `…`
 _TRAILING = " ,;:(（[【「『，、；：—-–"
+# where a path with no space near the cut is cut instead of inside a name
+PATH_SEPARATORS = "/\\"
 
 
 def cell_width(ch: str) -> int:
@@ -52,6 +55,13 @@ def _boundary(text: str, at: int) -> bool:
     if cell_width(after) == 0:
         return False  # a combining mark stays with its letter
     return not (_narrow_word_char(before) and _narrow_word_char(after))
+
+
+def _after_a_separator(text: str, end: int) -> int:
+    """Where a run with no word boundary near `end` is cut: after its last path separator in
+    the second half (`src/app/…`, never `src/ap…`), else at `end`, on a character."""
+    cut = max(text.rfind(separator, 0, end) for separator in PATH_SEPARATORS) + 1
+    return cut if cut > end // 2 else end
 
 
 def excerpt(text: str, cells: int = EXCERPT_CELLS) -> str:
@@ -81,7 +91,7 @@ def excerpt(text: str, cells: int = EXCERPT_CELLS) -> str:
     if pause > 0 and flat[pause - 1] in _PAUSES:
         cut = pause
     elif cut == 0 or reach >= _BOUNDARY_REACH:
-        cut = end  # no boundary near: inside the long run, on a character
+        cut = _after_a_separator(flat, end)
         while 0 < cut < len(flat) and cell_width(flat[cut]) == 0:
             cut -= 1
     return flat[:cut].rstrip(_TRAILING) + ELLIPSIS

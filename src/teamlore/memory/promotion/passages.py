@@ -28,9 +28,12 @@ from typing import Any
 from teamlore.core.analyzer import analyze, fts_query, parse_query
 from teamlore.core.fusion import fuse
 from teamlore.core.secrets.mask import masked_text
+from teamlore.core.text.excerpts import PATH_SEPARATORS, excerpt
 
 # a passage is at most this many characters: short enough to read as an excerpt
 PASSAGE_CHARS = 480
+# a tool header's command or input is at most this many cells, cut where excerpts are
+TOOL_DETAIL_CELLS = 160
 # a passage less similar than this (cosine) is not "near" the statement (the bundled model's
 # floor of sessions search, sessions/queries.py MIN_SIMILARITY)
 MIN_SIMILARITY = 0.2
@@ -177,7 +180,6 @@ def windows(text: str, limit: int = PASSAGE_CHARS) -> list[str]:
 # where a line too long for a window is cut, in this order: at a space, after a path separator
 # (`src/app/` + `…api/route.ts`), else on a character; a cut that is not at a space is marked
 # `…` on both sides, so a path broken in two never reads as two names
-_PATH_SEPARATORS = "/\\"
 CUT_MARK = "…"
 
 
@@ -191,7 +193,7 @@ def _short_lines(text: str, limit: int) -> list[str]:
                 line = line[cut:].lstrip()
                 continue
             room = limit - len(CUT_MARK)
-            cut = max(line.rfind(s, 0, room) for s in _PATH_SEPARATORS) + 1
+            cut = max(line.rfind(s, 0, room) for s in PATH_SEPARATORS) + 1
             cut = cut if cut > limit // 2 else room
             lines.append(line[:cut] + CUT_MARK)
             line = CUT_MARK + line[cut:]
@@ -202,9 +204,7 @@ def _short_lines(text: str, limit: int) -> list[str]:
 def tool_header(tool: Any) -> str:
     """`#M name main-argument (status, exit N)` for a selection.ToolRow (its secrets masked
     before it is cut, so no piece of one is left)."""
-    detail = " ".join(masked_text(tool.command or tool.input or "").split())
-    if len(detail) > 160:
-        detail = detail[:159] + "…"
+    detail = excerpt(masked_text(tool.command or tool.input or ""), TOOL_DETAIL_CELLS)
     exit_code = "" if tool.exit_code is None else f", exit {tool.exit_code}"
     return f"#{tool.seq + 1} {tool.name} {detail} ({tool.status}{exit_code})".replace("  ", " ")
 

@@ -46,6 +46,7 @@ from teamlore.core.secrets.sanitize import (
     SESSION_ID_PLACEHOLDER,
     WorktreeRoots,
 )
+from teamlore.core.text.excerpts import excerpt as cut_excerpt
 from teamlore.memory.extraction.evidence import (
     NO_DELIVERY,
     STRENGTH_RANK,
@@ -221,6 +222,13 @@ class _TaskPointers:
     salts: tuple[str, ...] = ()  # one per extraction round the task may have been cut in
 
 
+def whole_turn_excerpt(turn: Any) -> str:
+    """A turn's words as one excerpt, when no passage of it supports the statement: masked,
+    then cut where excerpts are (at a word, else after a path separator), never mid-name."""
+    text = masked_text(" ".join(f"{turn.user_text} — {turn.assistant_text}".split()))
+    return cut_excerpt(text, EXCERPT_CHARS)
+
+
 class EvidenceResolver:
     """Resolves evidence_refs rows of one owner (cached per extraction task)."""
 
@@ -336,11 +344,8 @@ class EvidenceResolver:
             # a command-exit fact shows the run it is about, whichever run its words match best
             run = command_fact_run(statement, turn.tools, worktree_root=self.roots, recorded=tool)
             support = best_support(statement, turn, self._home, tool=run) if statement else None
-            if support is None:
-                text = masked_text(" ".join(f"{turn.user_text} — {turn.assistant_text}".split()))
-                excerpt = text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
-            else:
-                excerpt = support.passage.shown()  # its passages were masked before windowing
+            # a passage was masked before windowing
+            excerpt = whole_turn_excerpt(turn) if support is None else support.passage.shown()
             delivered = sorted(
                 {e.commit_hash for e in turn.edges if e.strength in DELIVERY_STRENGTHS}
             )
