@@ -329,7 +329,8 @@ ADJUDICATION_TASK: list[Case] = [
     (
         AdjudicationTask,
         ex.adjudication_task,
-        at("contract.prompts.promptVersion", "memory-adjudication@3"),
+        # not the binding's (@2), nor any version there is
+        at("contract.prompts.promptVersion", "memory-adjudication@9"),
         "promptVersion",
     ),
 ]
