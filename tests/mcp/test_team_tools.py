@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from team_mcp import running_team_server
 
-from support import draft_batch, release_repository, store_all, teamlore_cli
+from support import draft_batch, in_process, release_repository, store_all
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 from recall_world import WINDOW
@@ -36,7 +36,7 @@ def mcp(repo: Path) -> Iterator[Calls]:
 
 
 def cli(repo: Path, *args: str, stdin: dict[str, Any] | None = None) -> dict[str, Any]:
-    proc = teamlore_cli(
+    proc = in_process(
         *args, "--format", "json", cwd=repo, input=json.dumps(stdin) if stdin is not None else None
     )
     payload: dict[str, Any] = json.loads(proc.stdout)
