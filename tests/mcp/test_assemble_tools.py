@@ -12,7 +12,7 @@ import anyio
 import pytest
 from team_mcp import team_calls
 
-from support import git, teamlore_cli
+from support import git, in_process
 
 SKILL = (
     b'---\nname: "release"\ndescription: "Cut and verify a release of the shop."\n---\n'
@@ -23,7 +23,7 @@ SKILL = (
 def make_repo(root: Path) -> Path:
     root.mkdir(parents=True)
     git(root, "init", "-q")
-    assert teamlore_cli("memory", "init", cwd=root).returncode == 0
+    assert in_process("memory", "init", cwd=root).returncode == 0
     skill = root / ".threadshare/memory/skills/release"
     skill.mkdir()
     (skill / "SKILL.md").write_bytes(SKILL)
@@ -32,7 +32,7 @@ def make_repo(root: Path) -> Path:
 
 
 def cli(repo: Path, *args: str) -> tuple[int, dict[str, Any]]:
-    proc = teamlore_cli(*args, "--format", "json", cwd=repo)
+    proc = in_process(*args, "--format", "json", cwd=repo)
     return proc.returncode, json.loads(proc.stdout)
 
 
@@ -102,12 +102,12 @@ def test_a_bad_marker_is_the_same_refusal_over_mcp_and_cli(tmp_path: Path) -> No
 @pytest.mark.usefixtures("home")
 def test_assemble_text_output_shows_the_block_and_the_projected_paths(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "a")
-    proc = teamlore_cli("memory", "assemble", "--provider", "codex", cwd=repo)
+    proc = in_process("memory", "assemble", "--provider", "codex", cwd=repo)
     assert proc.returncode == 0, proc.stderr
     assert "Updated AGENTS.md" in proc.stdout
     assert "## Team memory" in proc.stdout
     assert ".agents/skills/release/SKILL.md (written)" in proc.stdout
-    missing = teamlore_cli("memory", "assemble", cwd=repo)
+    missing = in_process("memory", "assemble", cwd=repo)
     assert missing.returncode == 2 and "--provider" in missing.stderr
 
 
