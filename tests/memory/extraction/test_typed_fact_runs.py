@@ -9,12 +9,13 @@ run under "exited with code 1", the run that passed after it under "exited with 
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from recall_world import WINDOW, CodexSession, git, make_repo, sync
 from test_review import ORIGIN, candidate, store
 
-from teamlore.memory.extraction.typed_facts import COMMAND_EXIT
+from teamlore.memory.extraction.typed_facts import COMMAND_EXIT, _command_facts
 from teamlore.ops.registry import OpContext, load_operations
 
 BUILD = "npm.cmd run build"
@@ -139,3 +140,29 @@ def test_a_command_fact_staged_without_its_run_shows_the_run_its_words_name(
     shown = [s["evidence"][0]["passage"]["tool"] for s in statements]
 
     assert shown == [1, 3, 1, 3]
+
+
+def _offered(tmp_path: Path, exits: list[int]) -> list[dict[str, Any]]:
+    """The command facts offered for one turn that ran the build with these exit codes."""
+    tools = [
+        SimpleNamespace(seq=seq, command=BUILD, exit_code=code, family="shell")
+        for seq, code in enumerate(exits)
+    ]
+    turn = SimpleNamespace(index=0, tools=tools)
+    return _command_facts([turn], {0: "ev-turn-0"}, tmp_path)
+
+
+def test_facts_alike_in_every_word_each_have_their_own_id_and_pair(tmp_path: Path) -> None:
+    """Two pairs of one turn alike in every word had the same factIds: each failure's
+    `pairedWith` named both passes. The second pair's ids now include its run; the first pair's
+    ids are the ones a turn that broke the build once is offered, as before."""
+    once = _offered(tmp_path, [1, 0])
+    twice = _offered(tmp_path, [1, 0, 1, 0])
+    assert [f["tool"] for f in twice] == [1, 2, 3, 4]
+    assert len({f["factId"] for f in twice}) == 4
+    assert [f["factId"] for f in twice[:2]] == [f["factId"] for f in once]
+    by_id = {f["factId"]: f for f in twice}
+    for fact in twice:
+        partner = by_id[fact["pairedWith"]]
+        assert partner["pairedWith"] == fact["factId"]
+        assert {fact["tool"], partner["tool"]} in ({1, 2}, {3, 4})

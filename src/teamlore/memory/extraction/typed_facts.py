@@ -242,9 +242,15 @@ def verify_statement(
 # -- offers (recall) -----------------------------------------------------------------------------
 
 
-def _fact(renderer: str, params: dict[str, Any], text: str, evidence_id: str) -> dict[str, Any]:
+def _fact(
+    renderer: str, params: dict[str, Any], text: str, evidence_id: str, run: int | None = None
+) -> dict[str, Any]:
+    """One offered fact; `run` (a tool number) only for a fact alike in every word to one
+    offered before it from the same turn, so each has its own `factId` and the first keeps
+    the id it always had."""
+    named = {"renderer": renderer, "params": params, "ev": evidence_id}
     return {
-        "factId": "tf-" + digest({"renderer": renderer, "params": params, "ev": evidence_id})[:16],
+        "factId": "tf-" + digest(named if run is None else {**named, "tool": run})[:16],
         "renderer": renderer,
         "params": params,
         "text": text,
@@ -260,6 +266,7 @@ def _command_facts(
     """Failed-then-passed pairs, matched on the command as run, offered in its shared form."""
     failed: dict[str, tuple[int, CommandRun]] = {}
     facts: list[dict[str, Any]] = []
+    offered: set[str] = set()
     for turn in turns:
         for run in turn_command_runs(turn.tools):
             if run.exit_code is None or "`" in run.command or "\n" in run.command:
@@ -281,10 +288,14 @@ def _command_facts(
                 except TypedFactError:
                     break
                 params = {"command": command, "exitCode": one.exit_code}
-                pair.append({**_fact(COMMAND_EXIT, params, text, evidence_id), "tool": one.tool})
+                fact = _fact(COMMAND_EXIT, params, text, evidence_id)
+                if fact["factId"] in offered:  # a turn that broke and fixed it again
+                    fact = _fact(COMMAND_EXIT, params, text, evidence_id, run=one.tool)
+                pair.append({**fact, "tool": one.tool})
             if len(pair) == 2:
                 pair[0]["pairedWith"] = pair[1]["factId"]
                 pair[1]["pairedWith"] = pair[0]["factId"]
+                offered.update(f["factId"] for f in pair)
                 facts.extend(pair)
     return facts
 
