@@ -185,6 +185,33 @@ def test_a_record_that_does_not_read_is_ignored_and_named_by_lint(team: Team) ->
     ]
 
 
+def test_an_entry_the_scenes_rest_on_through_a_teammate_stays_named_when_the_record_breaks(
+    team: Team,
+) -> None:
+    """A merge that leaves conflict markers in the record: the local baseline alone is used,
+    and an entry the scenes rest on through the teammate's consolidation, deprecated since, is
+    still named in leftEntries (the agent is told to take it out of the scenes)."""
+    ana, bo = team.ana, team.bo
+    consolidate(ana)
+    commit_and_push(ana, "memory: consolidate")
+    git(bo.root, "pull", "-q", "origin", "main")
+    promote_entry(bo, "bo-new-entry", "Run the smoke suite before tagging.")
+    commit_and_push(bo, "memory: a new entry")
+    task = bo.synthesize()["task"]
+    assert [e["entryId"] for e in task["entries"]] == ["bo-new-entry"]
+    assert bo.stage(patch_for(task, []))["status"] == "no-op"
+    bo.write(RECORD, b"<<<<<<< HEAD\n" + bo.read(RECORD) + b"=======\n>>>>>>> theirs\n")
+    deprecated = sorted((bo.root / ENTRIES).glob("*.md"))[0]
+    deprecated.write_bytes(
+        deprecated.read_bytes().replace(b"status: approved", b"status: deprecated", 1)
+    )
+
+    synthesized = bo.synthesize()
+
+    assert synthesized["leftSinceBaseline"] == 1
+    assert [e["entryId"] for e in synthesized["task"]["leftEntries"]] == [deprecated.stem]
+
+
 def status_in_at_most(world: World, seconds: float, *, memory_bytes: int) -> dict[str, Any]:
     """`memory status --format json` of the real CLI, killed after `seconds` and refused more
     than `memory_bytes` of address space."""

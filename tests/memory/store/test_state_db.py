@@ -335,7 +335,7 @@ def test_a_schema_8_database_gains_an_empty_source_stats_table_and_stays_private
     )
     old.close()
     conn = open_state_db(tmp_path)
-    assert db.schema_version(conn) == len(MIGRATIONS) == 18
+    assert db.schema_version(conn) == len(MIGRATIONS) == 19
     assert conn.execute("SELECT count(*) FROM approved_source_stats").fetchone()[0] == 0
     assert conn.execute("SELECT generation FROM approved_projection").fetchone()[0] == 3
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600

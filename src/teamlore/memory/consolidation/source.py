@@ -300,19 +300,16 @@ def _approved_before(
     latest: tuple[Any, ...] | None,
     committed: dict[str, tuple[int, str]] | None,
     committed_digest: str | None,
-    covered: frozenset[str],
 ) -> frozenset[str]:
     """The approved entries of the newest consolidation: the last successful run here, unless
     the tree's record changed since that run was bound (a pull brought a teammate's, or a
-    promote wrote it), then the record's. Of the run's, only the `covered` ones (by a run here
-    or the record): a pass over the task budget left the others for the next one, and the
-    scenes never rested on them."""
+    promote wrote it), then the record's. Of the run's, not those its pass over the task
+    budget left for the next one (recorded with the run): the scenes never rested on them."""
     if latest is not None:
         binding = orjson.loads(latest[3])
         if committed_digest is None or binding.get("consolidatedDigest") == committed_digest:
-            return frozenset(
-                e["entryId"] for e in binding["entryRevisions"] if e["entryId"] in covered
-            )
+            deferred = frozenset(orjson.loads(latest[4] or "[]"))
+            return frozenset(e["entryId"] for e in binding["entryRevisions"]) - deferred
     return frozenset(committed or ())
 
 
@@ -349,8 +346,8 @@ def read_committed(worktree_root: Path) -> tuple[dict[str, tuple[int, str]] | No
 def load_baseline(conn: sqlite3.Connection, owner: Owner, worktree_root: Path) -> Baseline:
     keys = (owner.repository_key, owner.worktree_key)
     latest = conn.execute(
-        "SELECT run_id, status, updated_at, binding_json FROM consolidation_runs "
-        "WHERE repository_key = ? "
+        "SELECT run_id, status, updated_at, binding_json, deferred_entry_ids "
+        "FROM consolidation_runs WHERE repository_key = ? "
         "AND worktree_key = ? AND status IN ('no_op', 'applied') "
         "ORDER BY updated_at DESC, rowid DESC LIMIT 1",
         keys,
@@ -378,9 +375,7 @@ def load_baseline(conn: sqlite3.Connection, owner: Owner, worktree_root: Path) -
         entries=entries,
         committed=committed,
         committed_digest=committed_digest,
-        approved_before=_approved_before(
-            latest, committed, committed_digest, frozenset(entries) | frozenset(committed or ())
-        ),
+        approved_before=_approved_before(latest, committed, committed_digest),
     )
 
 

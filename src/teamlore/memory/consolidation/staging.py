@@ -104,6 +104,8 @@ def stage_patch(
         if selection.deferred_new:  # the record must not say the rest is consolidated
             covered = baseline.covered_after(task.binding["entryRevisions"], entries)
         outcome = _record(conn, owner, task, entries, materialized, moment, covered)
+        if covered is not None:
+            _record_deferred(conn, run_id_of(task.task_id), task.binding, covered)
         failpoint("consolidation.stage.before-commit")
         tasks.record_submission(conn, claim, response_digest, outcome, now=moment)
     return {**outcome, "idempotent": False}
@@ -124,6 +126,24 @@ def with_binding(document: dict[str, Any], binding: dict[str, Any]) -> dict[str,
     if "bindingDigest" not in document:
         return document
     return {k: v for k, v in document.items() if k != "bindingDigest"} | {"binding": binding}
+
+
+def _record_deferred(
+    conn: sqlite3.Connection,
+    run_id: str,
+    binding: dict[str, Any],
+    covered: list[dict[str, Any]],
+) -> None:
+    """Keep with the run the entries its pass left uncovered for the next one: the scenes do
+    not rest on them (`load_baseline`), whatever the tree's record reads by then."""
+    covered_ids = {e["entryId"] for e in covered}
+    deferred = sorted(
+        e["entryId"] for e in binding["entryRevisions"] if e["entryId"] not in covered_ids
+    )
+    conn.execute(
+        "UPDATE consolidation_runs SET deferred_entry_ids = ? WHERE run_id = ?",
+        (canonical_json(deferred).decode("utf-8"), run_id),
+    )
 
 
 # SUBMISSION_CONFLICT's `next` for a consolidation: its task comes from synthesize

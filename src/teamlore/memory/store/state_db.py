@@ -519,6 +519,14 @@ ALTER TABLE chunks ADD COLUMN extraction_round INTEGER NOT NULL DEFAULT 0
   CHECK (extraction_round >= 0);
 """
 
+# the entries a consolidation pass over its task budget left for the next one
+# (memory/consolidation/staging.py): the scenes do not rest on them, whatever the tree's
+# `consolidated.json` reads later. NULL: the pass left none (or was staged before this)
+CONSOLIDATION_DEFERRED_V19 = """
+ALTER TABLE consolidation_runs ADD COLUMN deferred_entry_ids TEXT
+  CHECK (deferred_entry_ids IS NULL OR json_valid(deferred_entry_ids));
+"""
+
 MIGRATIONS: list[str] = [
     SCHEMA_V1,
     PROMOTION_PROGRESS_V2,
@@ -538,6 +546,7 @@ MIGRATIONS: list[str] = [
     RUNNER_VERIFIED_PROFILE_V16,
     CHUNK_BUDGET_V17,
     EXTRACTION_ROUND_V18,
+    CONSOLIDATION_DEFERRED_V19,
 ]
 
 TABLES = (
