@@ -20,10 +20,11 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Iterator
-from pathlib import Path
-from typing import NamedTuple
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path, PurePosixPath
+from typing import Literal, NamedTuple, TypeVar
 
+from teamlore.contracts._base import is_scene_name, scene_name_for
 from teamlore.core.errors import UNSAFE_PATH, TeamloreError
 from teamlore.memory.store.slugs import validate_slug
 
@@ -359,3 +360,37 @@ def refusal_fix(code: str) -> str | None:
     if code == "not-a-directory":
         return not_a_directory("").fix
     return None
+
+
+Finding = TypeVar("Finding")
+
+
+def scene_names_taken(
+    files: Sequence[str], finding: Callable[[str, Literal["block"], str, str], Finding]
+) -> dict[tuple[str, str], Finding]:
+    """The finding that replaces the `slug.scene-name` one of each scene file among `files`
+    whose renamed name (the upgrade's renaming, `scene_name_for`) another scene file has or is
+    renamed to (`Release.md` beside `release.md`, both from 0.1.0): renaming it as that finding
+    advised merged two scenes without saying so. `slug.scene-name-taken` names the other file
+    and asks for a name of its own (CHANGELOG, "Upgrading from 0.1.0")."""
+    by_name: dict[str, list[str]] = {}
+    for path in files:
+        file = PurePosixPath(path)
+        if str(file.parent) == SCENES_DIR and file.suffix == ".md":
+            name = file.stem if is_scene_name(file.stem) else scene_name_for(file.stem)
+            by_name.setdefault(name or "", []).append(path)
+    taken: dict[tuple[str, str], Finding] = {}
+    for name, paths in by_name.items():
+        for path in paths if name and len(paths) > 1 else []:
+            stem = PurePosixPath(path).stem
+            if is_scene_name(stem):
+                continue
+            others = ", ".join(f"`{p}`" for p in paths if p != path)
+            why = (
+                f"the file name makes the scene name {stem!r}, which renamed is `{name}`, the "
+                f"scene of {others} too: renaming it so would merge two scenes; give it a name "
+                f"of its own (`git mv {path} {SCENES_DIR}/<name>.md`) and write `scene: <name>` "
+                f"in the entries whose scene is {stem!r}"
+            )
+            taken[(path, "slug.scene-name")] = finding("slug.scene-name-taken", "block", path, why)
+    return taken

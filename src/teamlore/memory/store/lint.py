@@ -727,9 +727,10 @@ def lint_tree(
                     f"superseded_by names `{target}`, which is not an entry in this tree",
                 )
             )
+    taken = layout.scene_names_taken(linter.files, _finding)  # never merge two scenes
     return LintReport(
         files=sorted(linter.files),
-        findings=_sorted(linter.findings),
+        findings=_sorted([taken.get((f.file, f.rule), f) for f in linter.findings]),
         superseded=linter.superseded,
     )
 

@@ -1,0 +1,66 @@
+"""Two scene files 0.1.0 allowed whose names differ only as the upgrade's renaming forgets
+(`Release.md` and `release.md`): `memory lint` blocks the old one with `slug.scene-name-taken`,
+naming the other file and asking for a name of its own, where it advised renaming it onto the
+other and so merging two scenes. A lone old name still gets the rename (the real CLI, a real
+repository)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from support import git, in_process, memory_init
+
+SCENES = ".threadshare/memory/scenes"
+
+
+def scene(root: Path, name: str) -> None:
+    (root / SCENES / f"{name}.md").write_text(
+        "-----META-START-----\ncreated: 2026-01-01\nupdated: 2026-01-01\n"
+        f'summary: "About {name}"\nheat: 1\n-----META-END-----\n- a point\n'
+    )
+
+
+def lint(root: Path, home: Path) -> list[dict[str, Any]]:
+    done = in_process(
+        "memory", "lint", "--format", "json", cwd=root, env={"TEAMLORE_HOME": str(home)}
+    )
+    assert done.returncode == 1, done.stdout
+    findings: list[dict[str, Any]] = json.loads(done.stdout)["findings"]
+    return findings
+
+
+def repository(tmp_path: Path, home: Path, *scenes: str) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    memory_init(root, home)
+    for name in scenes:
+        scene(root, name)
+    return root
+
+
+def test_two_scenes_one_name_once_renamed_are_kept_apart(tmp_path: Path, home: Path) -> None:
+    root = repository(tmp_path, home, "Release", "release", "Db_Migrations", "db_migrations")
+    found = {(f["file"], f["rule"]): f["message"] for f in lint(root, home)}
+    assert set(found) == {
+        (f"{SCENES}/Release.md", "slug.scene-name-taken"),
+        (f"{SCENES}/Db_Migrations.md", "slug.scene-name-taken"),
+        (f"{SCENES}/db_migrations.md", "slug.scene-name-taken"),
+    }
+    release = found[(f"{SCENES}/Release.md", "slug.scene-name-taken")]
+    assert f"`{SCENES}/release.md` too" in release
+    assert f"`git mv {SCENES}/Release.md {SCENES}/<name>.md`" in release
+    assert f"{SCENES}/release.md`)" not in release  # no rename onto the other scene
+    both = found[(f"{SCENES}/db_migrations.md", "slug.scene-name-taken")]
+    assert "`db-migrations`" in both and f"`{SCENES}/Db_Migrations.md` too" in both
+
+
+def test_a_lone_old_scene_name_is_still_renamed_as_the_upgrade_says(
+    tmp_path: Path, home: Path
+) -> None:
+    root = repository(tmp_path, home, "chess_ui", "release")
+    (finding,) = lint(root, home)
+    assert (finding["file"], finding["rule"]) == (f"{SCENES}/chess_ui.md", "slug.scene-name")
+    assert f"`git mv {SCENES}/chess_ui.md {SCENES}/chess-ui.md`" in finding["message"]
