@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from models.scripted_server import Scripted, ScriptedServer, embeddings_responder
-from support import entry_file, initialized_repository, teamlore_cli
+from support import entry_file, in_process, initialized_repository
 
 ENTRIES = {
     "deploy-migrations": "Run the database migrations before deploying a release to production.",
@@ -29,7 +29,7 @@ def repo(tmp_path: Path, home: Path) -> Path:
 
 
 def search(repo: Path, *args: str) -> dict:
-    proc = teamlore_cli("memory", "search", *args, "--format", "json", cwd=repo)
+    proc = in_process("memory", "search", *args, "--format", "json", cwd=repo)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -41,7 +41,7 @@ def test_default_search_uses_the_bundled_model_and_finds_a_paraphrase(repo: Path
     assert found["results"][0]["id"] == "deploy-migrations"
     assert found["results"][0]["matchedBy"] == ["vector"]
 
-    text = teamlore_cli("memory", "search", PARAPHRASE, cwd=repo).stdout
+    text = in_process("memory", "search", PARAPHRASE, cwd=repo).stdout
     assert "words + meaning (bundled:use-m3-wordllama-768" in text
     assert "deploy-migrations  entry, score " in text and "by meaning\n" in text
 
@@ -74,7 +74,7 @@ def test_lexical_flag_runs_words_alone_and_says_so(repo: Path) -> None:
         "code": None,
     }
     assert "deploy-migrations" not in [r["id"] for r in found["results"]]
-    text = teamlore_cli("memory", "search", "--lexical", "coffee", cwd=repo).stdout
+    text = in_process("memory", "search", "--lexical", "coffee", cwd=repo).stdout
     assert "words only (lexical search only was asked for)" in text
     assert "office-coffee  entry, score " in text and "by words\n" in text
 
@@ -142,7 +142,7 @@ def test_a_long_id_has_its_details_under_it_at_80_columns(repo: Path) -> None:
     body = "Run the database migrations before deploying a release to production, " * 3
     path = f".threadshare/memory/entries/{long_id}.md"
     (repo / path).write_text(entry_file(long_id, body))
-    text = teamlore_cli(
+    text = in_process(
         "memory", "search", "--lexical", "migrations", cwd=repo, env={"COLUMNS": "80"}
     ).stdout
     lines = text.splitlines()
