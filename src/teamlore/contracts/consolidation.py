@@ -28,6 +28,11 @@ from teamlore.core.canonical import digest
 
 CONSOLIDATION_TASK_FORMAT = "threadshare-memory-consolidation-task@v1"
 CONSOLIDATION_PROMPT_VERSION = "memory-consolidation@6"
+# The prompt versions whose patches this teamlore stages: the current one and earlier ones whose
+# task selects the entries as today's does. @5 handed over every approved entry (no task budget),
+# so a patch to it rests on entries today's task may not carry: refused as stale
+# (`prompt-version-changed`), as adjudication does (contracts/adjudication.py).
+ANSWERABLE_PROMPT_VERSIONS = frozenset({CONSOLIDATION_PROMPT_VERSION})
 CONSOLIDATION_POLICY_VERSION = "consolidation-policy@1"
 MAX_HEAT = 2_147_483_647
 MAX_ENTRIES = 4096

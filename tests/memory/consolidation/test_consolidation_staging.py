@@ -17,7 +17,9 @@ from consolidation_world import (
     update_scene_and_create_doctrine,
 )
 
+from teamlore.contracts.consolidation import CONSOLIDATION_PROMPT_VERSION
 from teamlore.core import errors
+from teamlore.memory.consolidation import task as consolidation_task
 from teamlore.memory.consolidation.staging import FAILPOINTS
 
 
@@ -173,6 +175,32 @@ def test_a_hand_edit_of_a_scene_after_synthesize_stales_the_task(
     )
     assert conn.execute("SELECT count(*) FROM consolidation_runs").fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM candidates").fetchone()[0] == 0
+
+
+def test_a_task_issued_before_an_upgrade_of_the_prompt_is_refused_as_stale_and_nothing_changes(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """memory-consolidation@5 handed over every approved entry: a patch to such a task rests on
+    entries today's task may not carry, so it is refused as stale, not judged as today's."""
+    earlier = "memory-consolidation@5"
+    prompts = consolidation_task.CONTRACT["prompts"] | {"promptVersion": earlier}
+    monkeypatch.setattr(
+        consolidation_task, "CONTRACT", consolidation_task.CONTRACT | {"prompts": prompts}
+    )
+    monkeypatch.setattr(consolidation_task, "CONSOLIDATION_PROMPT_VERSION", earlier)
+    issued = world.synthesize()["task"]  # by the teamlore before the upgrade
+    monkeypatch.undo()
+
+    error = refused(world, update_scene_and_create_doctrine(issued))
+
+    assert error.code == "CONSOLIDATION_DRIFT"
+    assert error.details["reason"] == "prompt-version-changed"
+    assert error.details["issuedPromptVersion"] == earlier
+    assert error.details["promptVersion"] == CONSOLIDATION_PROMPT_VERSION
+    assert "\n" not in error.message and "`teamlore memory synthesize`" in error.message
+    fresh = world.synthesize()["task"]
+    assert fresh["taskId"] != issued["taskId"]
+    assert world.stage(update_scene_and_create_doctrine(fresh))["status"] == "staged"
 
 
 def test_a_second_patch_while_one_awaits_review_is_refused(

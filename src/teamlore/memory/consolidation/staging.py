@@ -8,8 +8,10 @@ transaction (docs/memory.md, "Consolidation").
    other binding form is identical), a different one for the same task is audited and refused
    (`SUBMISSION_CONFLICT`);
 3. another consolidation awaiting review refuses this one (`CONSOLIDATION_PENDING`);
-4. the approved tree must still be what the task bound (`CONSOLIDATION_DRIFT`: the task is
-   marked stale, committed);
+4. the task must be issued under a prompt whose patches this teamlore stages
+   (`ANSWERABLE_PROMPT_VERSIONS`; `CONSOLIDATION_DRIFT`, `prompt-version-changed`, nothing
+   changes), and the approved tree must still be what the task bound (`CONSOLIDATION_DRIFT`:
+   the task is marked stale, committed);
 5. every patch rule (`CONSOLIDATION_INVALID` with its reason; nothing is written, the task
    stays open for a corrected patch);
 6. claim (agent path) or token check (runner path), then: an empty patch records a `no_op` run
@@ -25,7 +27,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from teamlore.contracts import digests
-from teamlore.contracts.consolidation import ConsolidationPatch
+from teamlore.contracts.consolidation import (
+    ANSWERABLE_PROMPT_VERSIONS,
+    CONSOLIDATION_PROMPT_VERSION,
+    ConsolidationPatch,
+)
 from teamlore.contracts.formats import STAGE_FORMAT
 from teamlore.core import errors
 from teamlore.core.canonical import canonical_json, digest
@@ -81,6 +87,7 @@ def stage_patch(
         )
         if replay is not None:
             return {**replay.outcome, "idempotent": True}
+        _check_prompt_version(task)
         baseline = load_baseline(conn, owner, identity.worktree_root)
         if baseline.pending_run_id is not None:
             raise errors.TeamloreError(
@@ -109,6 +116,24 @@ def stage_patch(
         failpoint("consolidation.stage.before-commit")
         tasks.record_submission(conn, claim, response_digest, outcome, now=moment)
     return {**outcome, "idempotent": False}
+
+
+def _check_prompt_version(task: Task) -> None:
+    """Refuse a patch to a task issued under a prompt whose patches this teamlore does not stage
+    (an upgrade between synthesize and stage); nothing changes, a new synthesize issues today's."""
+    issued = task.binding["promptVersion"]
+    if issued in ANSWERABLE_PROMPT_VERSIONS:
+        return
+    raise errors.TeamloreError(
+        errors.CONSOLIDATION_DRIFT,
+        f"consolidation task {task.task_id} was issued under the prompt {issued}, whose patches "
+        f"this teamlore ({CONSOLIDATION_PROMPT_VERSION}) does not stage; run `teamlore memory "
+        "synthesize` again",
+        reason="prompt-version-changed",
+        changed="the consolidation prompt",
+        issuedPromptVersion=issued,
+        promptVersion=CONSOLIDATION_PROMPT_VERSION,
+    )
 
 
 def echoed_binding_digest(patch: ConsolidationPatch) -> str:
