@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from rich.cells import cell_len
 
-from support import Cli, fixture_sources, listed_labels, teamlore_cli, teamlore_in_pty
+from support import Cli, fixture_sources, in_process, listed_labels, teamlore_in_pty
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 from recall_world import CodexSession, make_repo
@@ -57,7 +57,7 @@ def compaction(cli: Cli) -> dict[str, Any]:
 
 
 def at_80(cli: Cli, *args: str) -> str:
-    done = teamlore_cli(*args, env={**cli.env, **AT_80})
+    done = in_process(*args, env={**cli.env, **AT_80})
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -136,7 +136,7 @@ def test_a_narrow_listing_keeps_the_key_sessions_show_takes(walk: Cli, columns: 
     """`sessions show` takes a key's first 8 characters or more: a narrow terminal cuts the
     other columns, never the key below the 12 characters a wide listing shows."""
     keys = [s["sessionKey"][:12] for s in listed(walk)]
-    narrow = teamlore_cli("sessions", "list", env={**walk.env, "COLUMNS": columns}).stdout
+    narrow = in_process("sessions", "list", env={**walk.env, "COLUMNS": columns}).stdout
     assert list(listed_labels(narrow)) == keys
 
 
@@ -147,7 +147,7 @@ def test_a_cut_folder_says_where_to_read_it_whole(walk: Cli) -> None:
     note = f"A folder cut at its start (…/) is whole in {command}."
     assert " ".join(" ".join(text.splitlines()[-2:]).split()) == note
     assert any(command in line for line in text.splitlines())  # whole on a line, to be copied
-    wide = teamlore_cli("sessions", "list", "--unmapped", env={**walk.env, "COLUMNS": "300"})
+    wide = in_process("sessions", "list", "--unmapped", env={**walk.env, "COLUMNS": "300"})
     assert "…/" not in wide.stdout and "is whole in" not in wide.stdout  # nothing cut
 
 
@@ -158,7 +158,7 @@ def test_sync_says_its_summary_within_80_columns_on_a_terminal(tmp_path: Path, h
     # recorded on another machine: mapped by the alias below; and one mapped to nothing
     CodexSession("a1", Path("/Users/me/code/shop")).turn("fix the release script").write(codex)
     CodexSession("a2", Path("/Users/me/elsewhere/tools")).turn("tidy up").write(codex)
-    first = teamlore_cli("sync", "--source", f"codex={codex}", "--repository", str(repo))
+    first = in_process("sync", "--source", f"codex={codex}", "--repository", str(repo))
     assert first.returncode == 0, first.stderr
     config = home / "config.toml"
     config.write_text(
