@@ -73,3 +73,29 @@ def test_a_recalled_sibling_draft_is_marked_and_skipped_to(tmp_path: Path, home:
     assert f"  {short_candidate_id(c1)}: skip {short_candidate_id(c2)} -> discarded" in out
     assert f"  {short_candidate_id(c2)}: store -> quarantined" in out
     assert c2 not in out
+
+
+def test_an_approved_entry_named_with_hex_is_shown_whole_as_a_target_and_a_draft_short() -> None:
+    """Only a draft's candidate id is shortened: an approved entry's id is its name, hex and
+    all (cut to 12 hex digits, `order-…3456` and `order-…3457` read alike, and
+    `pin-ci-image-3f2a1b…` names no entry there is)."""
+    from teamlore.cli.commands.memory import _stage_line
+
+    task = "extract-d028d5124c49f73b674ff843c3656427040519731d3c391d03ab419467224bb3"
+    entries = [
+        "order-1234567890123456",
+        "order-1234567890123457",
+        "pin-ci-image-3f2a1b9c8d7e6f5a4b",
+    ]
+    line = _stage_line(
+        {
+            "candidateId": f"{task}-c1",
+            "action": "merge",
+            "targetIds": [*entries, f"{task}-c2"],
+            "candidateStatus": "quarantined",
+        }
+    )
+    assert line == (
+        f"extract-d028d5124c49-c1: merge {', '.join(entries)}, extract-d028d5124c49-c2 "
+        "-> quarantined"
+    )

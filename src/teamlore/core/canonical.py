@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import unicodedata
 from typing import Any
 
 MAX_SAFE_INTEGER = 2**53 - 1
+# a run of 16 or more hex digits standing alone (a digest or commit hash in an id or a text,
+# between separators): what views shorten. Not one inside a word: `0xdeadbeef…` stays whole
+LONG_HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{16,}(?![0-9A-Za-z])")
 
 
 class CanonicalizationError(ValueError):

@@ -614,11 +614,11 @@ def _render_stage(result: dict[str, Any]) -> None:
 def _stage_line(candidate: dict[str, Any]) -> str:
     """One staged candidate: a draft, an adjudicated draft, or (other candidate kinds) its
     scalar fields."""
-    from teamlore.ops.memory.review import short_candidate_id
+    from teamlore.ops.memory.review import short_candidate_id, short_target_id
 
     ident = short_candidate_id(str(candidate.get("candidateId")))
     if "candidateStatus" in candidate and "action" in candidate:
-        targets = ", ".join(map(short_candidate_id, candidate.get("targetIds") or []))
+        targets = ", ".join(map(short_target_id, candidate.get("targetIds") or []))
         action = f"{candidate['action']} {targets}".strip()
         return f"{ident}: {action} -> {candidate['candidateStatus']}"
     if "provenanceStrength" in candidate and "status" in candidate:

@@ -3,13 +3,13 @@ candidate would write: bytes, lint findings, evidence)."""
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from teamlore.contracts import digests
+from teamlore.core.canonical import LONG_HEX
 from teamlore.core.text.diffs import unified_diff
 from teamlore.memory.promotion.duplicates import ApprovedTexts
 from teamlore.memory.promotion.targets import existing_entry_ids, read_memory_file
@@ -20,7 +20,6 @@ from teamlore.memory.store.slugs import EMPTY_ASCII_PREFIX, unique_entry_slug
 from teamlore.repo.binding import RepositoryIdentity
 from teamlore.sessions.index_db import provider_session_uuids
 
-_LONG_HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{16,}(?![0-9A-Za-z])")
 # -- rendering -----------------------------------------------------------------------------------
 
 
@@ -83,7 +82,7 @@ class RenderContext:
         shortened so the id stays readable and never looks like a high-entropy token."""
 
         def shortened(value: str) -> str:
-            return _LONG_HEX.sub(lambda m: m[0][:7], value)
+            return LONG_HEX.sub(lambda m: m[0][:7], value)
 
         taken = self.existing_ids | self.assigned
         slug = unique_entry_slug(

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from teamlore.contracts.formats import PREPARE_REQUEST_FORMAT
 from teamlore.core import errors
+from teamlore.core.canonical import LONG_HEX
 from teamlore.core.remedies import (
     BLOCKED_BY_LINT,
     CANNOT_BE_PROMOTED,
@@ -40,7 +41,6 @@ from teamlore.ops.registry import OpContext, operation, parse_request
 # "Naming a candidate".
 SHOWN_HEX = 12
 MIN_TYPED_HEX = 8
-_LONG_HEX = re.compile(r"[0-9a-f]{16,}")
 _TYPED_HEX = re.compile(rf"[0-9a-f]{{{MIN_TYPED_HEX},}}")
 
 
@@ -63,7 +63,13 @@ FROM_TURNS = ("entry", "skill")
 
 def short_candidate_id(candidate_id: str) -> str:
     """The form the text views show (and `resolve_candidate_id` takes back)."""
-    return _LONG_HEX.sub(lambda run: run.group()[:SHOWN_HEX], candidate_id)
+    return LONG_HEX.sub(lambda run: run.group()[:SHOWN_HEX], candidate_id)
+
+
+def short_target_id(target_id: str) -> str:
+    """A skip, update or merge target as the text views show it: a draft's candidate id short,
+    an approved entry's id whole (hex in its name is its name: `order-1234567890123456`)."""
+    return short_candidate_id(target_id) if target_id.startswith("extract-") else target_id
 
 
 def shown_to_a_person(item: dict[str, Any]) -> dict[str, Any]:
