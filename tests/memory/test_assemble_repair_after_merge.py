@@ -10,12 +10,15 @@ subprocess (docs/assemble.md, "The managed block")."""
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from support import commit_all, git, git_run, in_process
+from teamlore.memory.assembled_git import git_note
 
 BEGIN = "<!-- BEGIN THREADSHARE MEMORY (generated; do not edit by hand) -->"
 END = "<!-- END THREADSHARE MEMORY -->"
@@ -192,3 +195,29 @@ def test_the_first_assemble_names_intent_to_add_for_its_new_files(tmp_path: Path
     committed = in_process("memory", "assemble", "-p", "claude", cwd=root, env=COLUMNS)
     assert "intent-to-add" in again.stdout
     assert "see the changes with `git status` and `git diff`" in committed.stdout
+
+
+def test_the_git_add_the_note_names_runs_as_printed_for_a_path_with_a_space(
+    tmp_path: Path,
+) -> None:
+    """Each path is one shell word in the note's commands: `git add team notes.md` added two
+    files that do not exist and left the merge stopped."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "team notes.md").write_text("base\n")
+    commit_all(root, "base")
+    git(root, "checkout", "-q", "-b", "theirs")
+    (root / "team notes.md").write_text("theirs\n")
+    commit_all(root, "theirs")
+    git(root, "checkout", "-q", "main")
+    (root / "team notes.md").write_text("ours\n")
+    commit_all(root, "ours")
+    git_run(root, "merge", "-q", "theirs")  # stops on the conflict
+
+    note = git_note(root, ["team notes.md"], skills_folder=".claude/skills")
+
+    command = re.search(r"`(git add [^`]*)` finishes the merge", note)
+    assert command is not None, note
+    subprocess.run(["sh", "-c", command[1]], cwd=root, check=True)
+    assert git(root, "status", "--porcelain") == 'M  "team notes.md"'  # merged, staged

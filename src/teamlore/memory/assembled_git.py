@@ -19,6 +19,7 @@ holds outside its block as committed, which the old block's text a lone END clos
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -81,7 +82,7 @@ def git_note(root: Path, written: Sequence[str], *, skills_folder: str) -> str:
         new = list(dict.fromkeys(_shown(path, skills_folder) for path in untracked))
         parts.append(
             "`git status` lists the changed and new files, and "
-            f"`git add --intent-to-add {' '.join(new)} && git diff` shows every line (new files "
+            f"`git add --intent-to-add {_words(new)} && git diff` shows every line (new files "
             "too)"
         )
     elif not unmerged:
@@ -95,8 +96,13 @@ def still_unmerged(unmerged: list[str]) -> str:
     return (
         f"{_listed(unmerged)} {'is' if len(unmerged) == 1 else 'are'} still unmerged from "
         f"the stopped merge: check {'it' if len(unmerged) == 1 else 'them'}, then "
-        f"`git add {' '.join(unmerged)}` finishes the merge (and `git commit` records it)"
+        f"`git add {_words(unmerged)}` finishes the merge (and `git commit` records it)"
     )
+
+
+def _words(paths: Sequence[str]) -> str:
+    """`paths` as a shell takes them, each one word (a path may hold a space or a quote)."""
+    return " ".join(map(shlex.quote, paths))
 
 
 def _shown(path: str, skills_folder: str) -> str:
