@@ -33,11 +33,14 @@ if TYPE_CHECKING:
 
 # New files are untracked, so plain `git diff` prints nothing for them: the note names
 # commands that show new files too (docs/memory.md).
-GIT_NOTE = (
-    "working tree only: nothing was staged, committed or pushed; `git status` lists the "
-    "changed and new files, and `git add --intent-to-add .threadshare/memory && git diff` "
-    "shows every line (new files too); then commit through your usual review"
+# what a promotion did to git, then what to do next: a stopped merge's `git add` goes between
+GIT_NOTE_DONE = "working tree only: nothing was staged, committed or pushed"
+GIT_NOTE_NEXT = (
+    "`git status` lists the changed and new files, and `git add --intent-to-add "
+    ".threadshare/memory && git diff` shows every line (new files too); then commit through "
+    "your usual review"
 )
+GIT_NOTE = f"{GIT_NOTE_DONE}; {GIT_NOTE_NEXT}"
 
 
 class PromoteRequest(BaseModel):
@@ -118,8 +121,7 @@ def promotion_git_note(worktree_root: Path, paths: list[str]) -> str:
     unmerged, _ = git_states(worktree_root, paths)
     if not unmerged:
         return GIT_NOTE
-    done, rest = GIT_NOTE.split("; ", 1)
-    return f"{done}; {still_unmerged(unmerged)}; {rest}"
+    return f"{GIT_NOTE_DONE}; {still_unmerged(unmerged)}; {GIT_NOTE_NEXT}"
 
 
 def _the_step_that_works(
