@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +18,7 @@ from teamlore.ops.integrations import state_checks
 from teamlore.ops.integrations.state_checks import index_check
 from teamlore.ops.registry import OpContext
 from teamlore.ops.sessions.index import files_behind
+from teamlore.sessions.assembler import SessionAssembler
 from teamlore.sessions.index_db import INDEX_DB_NAME
 
 
@@ -101,16 +104,36 @@ def test_a_file_moved_with_mv_is_held_as_the_sync_follows_it(tmp_path: Path) -> 
     assert check.status == "ok", check
 
 
-def test_a_failed_file_that_changed_since_is_behind(tmp_path: Path) -> None:
+def test_a_failed_file_is_behind_once_it_changed_since_it_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A file held as failed is read again by every sync: behind once it changed (a failed
-    file as it was is `status`'s to report)."""
+    file as it was is `status`'s to report). The failure keeps the size and time of the
+    file's last good read, so doctor said every failed file 'changed since it read them',
+    and `teamlore sync`, its fix, failed on it again."""
     home, _, files = _synced_codex(tmp_path, 2)
+    with files[1].open("a") as handle:
+        handle.write(json.dumps(codex_user_message("poison")) + "\n")
+
+    def choke(self: SessionAssembler, event: Any, line: int) -> None:
+        if getattr(event, "text", None) == "poison":
+            raise RuntimeError("a record the sync cannot take")
+        apply(self, event, line)
+
+    apply = SessionAssembler.apply
+    monkeypatch.setattr(SessionAssembler, "apply", choke)
+    in_process("sync", env={"TEAMLORE_HOME": str(home)})
     with sqlite3.connect(home / INDEX_DB_NAME) as conn:
-        conn.execute("UPDATE source_files SET status = 'failed'")
+        held = dict(conn.execute("SELECT path, status FROM source_files").fetchall())
     conn.close()
+    assert held[str(files[1])] == "failed"
     assert files_behind(home, 100) == (0, 0, True)
+    check = index_check(OpContext(cwd=tmp_path, home=home), home)
+    assert check.status == "ok", check
 
     with files[1].open("a") as handle:
         handle.write(json.dumps(codex_user_message("more")) + "\n")
+    now = time.time_ns()  # a file's time can lag the clock by a tick: this one is after it
+    os.utime(files[1], ns=(now, now))
 
     assert files_behind(home, 100) == (0, 1, True)

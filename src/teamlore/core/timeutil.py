@@ -23,6 +23,12 @@ def parse_instant(text: str) -> str:
     return format_instant(moment)
 
 
+def instant_ns(instant: str) -> int:
+    """A canonical instant in nanoseconds since the epoch, as a file's `st_mtime_ns` is."""
+    moment = datetime.fromisoformat(instant.replace("Z", "+00:00"))
+    return round(moment.timestamp() * 1000) * 1_000_000
+
+
 def now_instant() -> str:
     return format_instant(datetime.now(UTC))
 

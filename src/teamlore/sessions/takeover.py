@@ -32,6 +32,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from teamlore.core.timeutil import instant_ns
 from teamlore.sessions.providers import Source
 from teamlore.sessions.reader import holds_all_known, reads_as_known, starts_as_known
 
@@ -173,6 +174,17 @@ def resume_state(conn: sqlite3.Connection, file_id: int) -> tuple[str | None, by
         "SELECT head_sha256, parser_state FROM source_files WHERE id = ?", (file_id,)
     ).fetchone()
     return (found[0], found[1]) if found else (None, None)
+
+
+def failed_at(conn: sqlite3.Connection) -> dict[int, int]:
+    """When each file held as failed last failed, in ns since the epoch, by its row id: a
+    failure keeps the size and time of the file's last good read, not of the file it failed on."""
+    rows = conn.execute(
+        "SELECT d.source_file_id, max(d.at) FROM diagnostics d"
+        " JOIN source_files f ON f.id = d.source_file_id"
+        " WHERE f.status = 'failed' AND d.code = 'file-failed' GROUP BY d.source_file_id"
+    )
+    return {file_id: instant_ns(at) for file_id, at in rows}
 
 
 def moved_files(

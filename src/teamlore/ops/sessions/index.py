@@ -133,12 +133,12 @@ def files_behind(home: Path, limit: int) -> tuple[int, int, bool]:
     `limit` (past it, what a user most likely just wrote is still counted), and one stat per
     file, whatever the files' dates (a restored backup, a folder moved in, a sync cut short);
     a file moved or renamed is held when the sync follows it (`moved_files`), and one held as
-    failed is behind when it changed since (every sync tries it again). What it cannot read,
-    and a failed file as it was, are `status`'s to report."""
+    failed is behind when it was modified after it failed (every sync tries it again). What it
+    cannot read, and a failed file as it was, are `status`'s to report."""
     from itertools import islice
 
     from teamlore.sessions.indexer import SyncStats, discover_files
-    from teamlore.sessions.takeover import load_file_rows, moved_files, stat_files
+    from teamlore.sessions.takeover import failed_at, load_file_rows, moved_files, stat_files
 
     sources = resolve_sources(SyncRequest(), home)
     adapters = {s.provider: get_adapter(s.provider) for s in sources}
@@ -149,6 +149,7 @@ def files_behind(home: Path, limit: int) -> tuple[int, int, bool]:
         taken = found[:limit]
         identities = stat_files(taken)
         held_at = {new: old for old, new in moved_files(conn, taken, identities, known)}
+        failed = failed_at(conn)
     new = changed = 0
     for path, st in identities.items():
         row = known.get(held_at.get(path, path))
@@ -156,6 +157,8 @@ def files_behind(home: Path, limit: int) -> tuple[int, int, bool]:
             continue
         if row is None or row.status == "unavailable":
             new += 1
+        elif row.status == "failed" and row.id in failed:
+            changed += st.st_mtime_ns > failed[row.id]
         elif not row.holds(st):
             changed += 1
     return new, changed, len(found) <= limit
