@@ -24,6 +24,7 @@ from teamlore.contracts._base import (
     NonEmptyText,
     NonNegativeInt,
     Owner,
+    PositiveInt,
     SceneName,
     VersionTag,
     sorted_unique_items,
@@ -341,14 +342,15 @@ class ExtractionTask(ContractModel):
 
 class DraftStatement(ContractModel):
     """`tool`: a command typed fact's call of its turn, copied from recall's offer with its text
-    (review shows that run; without it, the run the fact's words name: `command_fact_run`)."""
+    (review shows that run; without it, a run of the turn with the command and exit code the
+    statement's words name)."""
 
     _omit_when_none: ClassVar[frozenset[str]] = frozenset({"tool"})
 
     statement_id: Identifier
     text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS)]
     evidence_ids: tuple[Identifier, ...]
-    tool: Annotated[int, Field(ge=1, strict=True)] | SkipJsonSchema[None] = None
+    tool: PositiveInt | SkipJsonSchema[None] = None
 
 
 class CandidateDraft(ContractModel):

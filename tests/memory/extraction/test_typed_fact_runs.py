@@ -8,6 +8,7 @@ run under "exited with code 1", the run that passed after it under "exited with 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from recall_world import WINDOW, CodexSession, git, make_repo, sync
 from test_review import ORIGIN, candidate, store
 
+from support import in_process
 from teamlore.memory.extraction.typed_facts import COMMAND_EXIT, _command_facts
 from teamlore.ops.registry import OpContext, load_operations
 
@@ -53,10 +55,10 @@ def _op(repo: Path, home: Path, name: str, payload: dict[str, Any]) -> dict[str,
     return load_operations().get(name).run(OpContext(cwd=repo, home=home), payload)
 
 
-def _reviewed(
+def _drafted(
     repo: Path, home: Path, *, with_tool: bool = True
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The command facts recall offers, and the review of a candidate made of them."""
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The command facts recall offers, and a draft batch of a candidate made of them."""
     recalled = _op(repo, home, "memory.recall", WINDOW)
     task = recalled["sources"][0]
     (offer,) = [o for o in recalled["typedFacts"] if o["taskId"] == task["taskId"]]
@@ -67,13 +69,20 @@ def _reviewed(
     for statement, fact in zip(draft["statements"], facts, strict=True):
         if with_tool:
             statement["tool"] = fact["tool"]  # as the guidance says: copied with the text
-    drafts = [draft]
     batch = {
         "format": "threadshare-memory-candidate-draft-batch@v1",
         "taskId": task["taskId"],
         "binding": task["binding"],
-        "candidates": drafts,
+        "candidates": [draft],
     }
+    return facts, batch
+
+
+def _reviewed(
+    repo: Path, home: Path, *, with_tool: bool = True
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The command facts recall offers, and the review of a candidate made of them."""
+    facts, batch = _drafted(repo, home, with_tool=with_tool)
     adjudication = _op(repo, home, "memory.stage", batch)["adjudicationTask"]
     decisions = [store(d["candidateId"]) for d in adjudication["drafts"]]
     _op(
@@ -166,3 +175,22 @@ def test_facts_alike_in_every_word_each_have_their_own_id_and_pair(tmp_path: Pat
         partner = by_id[fact["pairedWith"]]
         assert partner["pairedWith"] == fact["factId"]
         assert {fact["tool"], partner["tool"]} in ({1, 2}, {3, 4})
+
+
+def test_a_tool_number_past_what_a_contract_holds_is_refused_as_an_invalid_request(
+    tmp_path: Path, home: Path
+) -> None:
+    """A statement's `tool` of 2**60 passed the draft's schema and then failed staging as an
+    INTERNAL error (the contract's canonical form holds integers within +-2**53 only)."""
+    repo = _world(tmp_path, home)
+    _op(repo, home, "memory.init", {})
+    _, batch = _drafted(repo, home)
+    batch["candidates"][0]["statements"][0]["tool"] = 2**60
+
+    staged = in_process(
+        "memory", "stage", "--request", "-", "-f", "json", cwd=repo, input=json.dumps(batch)
+    )
+
+    assert staged.returncode == 1, staged
+    assert json.loads(staged.stderr or staged.stdout)["error"]["code"] == "STAGE_REQUEST_INVALID"
+    assert _op(repo, home, "memory.review", {"limit": 50})["items"] == []
