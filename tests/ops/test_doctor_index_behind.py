@@ -74,12 +74,14 @@ def _synced_codex(tmp_path: Path, count: int) -> tuple[Path, Path, list[Path]]:
     return home, codex, files
 
 
-def test_past_its_cap_it_counts_the_files_modified_last(
+def test_past_its_cap_it_counts_the_files_found_first_newest_folders_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Past the cap it counted the first files in path order (the oldest, for Codex's dated
-    folders), so the session a user just wrote could go uncounted; it now walks newest first
-    and stops at the cap, and says the count is of those."""
+    folders), so the session a user just wrote could go uncounted; it now walks the newest
+    folders first and stops at the cap, and says the count is of those: not 'of the 2
+    modified last', as a file appended to in an old folder (a resumed Codex session) does
+    not move its folder's time and can be left out."""
     home, codex, _ = _synced_codex(tmp_path, 3)
     _session(codex / "zz" / "new.jsonl", 7)  # the one just written, last in path order
 
@@ -88,7 +90,7 @@ def test_past_its_cap_it_counts_the_files_modified_last(
     monkeypatch.setattr(state_checks, "MAX_FILES_SCANNED", 2)
     check = index_check(OpContext(cwd=tmp_path, home=home), home)
     assert check.message.endswith(
-        "; 1 session file of the 2 modified last behind: 1 not in the index"
+        "; 1 session file of the first 2 found (newest folders first) behind: 1 not in the index"
     ), check
 
 

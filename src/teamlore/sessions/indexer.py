@@ -169,7 +169,8 @@ def discover_files(
 ) -> Iterator[tuple[Source, str]]:
     """Each session file of the sources once, as a path string (a `Path` is made only for a
     file that is read: docs/sessions.md, "Incremental by design"). `newest_first`: the most
-    recently modified first across the sources, found as they are taken (doctor's check)."""
+    recently modified folders first across the sources, and their files newest first, found
+    as they are taken (doctor's check; a file appended to in an old folder comes late)."""
     found = [
         _found_in(source, adapters[source.provider], stats, newest_first) for source in sources
     ]

@@ -140,7 +140,9 @@ def index_check(ctx: OpContext, home: Path) -> doctor_checks.Check:
         fix = "fix the owner or mode of what `teamlore status` names, then `teamlore sync`"
         return doctor_checks.Check("index", "warn", problem, fix)
     new, changed, every_file = files_behind(home, MAX_FILES_SCANNED)
-    of_which = "" if every_file else f" of the {MAX_FILES_SCANNED:,} modified last"
+    of_which = (
+        "" if every_file else f" of the first {MAX_FILES_SCANNED:,} found (newest folders first)"
+    )
     if new or changed:
         why = [f"{new} not in the index"] if new else []
         why += [f"{changed} changed since it read them"] if changed else []

@@ -127,14 +127,15 @@ def linked_session_files() -> frozenset[str]:
 
 
 def files_behind(home: Path, limit: int) -> tuple[int, int, bool]:
-    """How many session files a plain sync would read now, of the `limit` most recently
-    modified ones its discovery finds: (not in the index, held at another size or time,
-    whether that was every file). The sync's own walk, newest first and no further than
-    `limit` (past it, what a user most likely just wrote is still counted), and one stat per
-    file, whatever the files' dates (a restored backup, a folder moved in, a sync cut short);
-    a file moved or renamed is held when the sync follows it (`moved_files`), and one held as
-    failed is behind when it was modified after it failed (every sync tries it again). What it
-    cannot read, and a failed file as it was, are `status`'s to report."""
+    """How many session files a plain sync would read now, of the first `limit` its discovery
+    finds newest first: (not in the index, held at another size or time, whether that was
+    every file). The sync's own walk, newest folders first and no further than `limit` (past
+    it, what a user most likely just wrote is still counted: a file made in a folder moves the
+    folder's time, one appended to does not), and one stat per file, whatever the files'
+    dates (a restored backup, a folder moved in, a sync cut short); a file moved or renamed is
+    held when the sync follows it (`moved_files`), and one held as failed is behind when it
+    was modified after it failed (every sync tries it again). What it cannot read, and a
+    failed file as it was, are `status`'s to report."""
     from itertools import islice
 
     from teamlore.sessions.indexer import SyncStats, discover_files
