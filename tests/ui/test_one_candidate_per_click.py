@@ -8,6 +8,7 @@ every page runs an operation through) is wrapped only to write down which review
 
 from __future__ import annotations
 
+import html
 import re
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ import httpx2 as httpx
 import pytest
 from ui_world import decision_forms
 
+from teamlore.ops.memory.review import short_candidate_id
 from teamlore.ui.server import UiServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
@@ -161,9 +163,12 @@ def test_a_candidate_page_places_it_in_the_queue_as_it_stands_now(
         refused = client.post(f"/candidate/{c3}/decide", data=undo).text
         flash = re.search(r'class="flash error" role="status">(.*?)</p>', refused, re.S)
         assert flash and "Nothing was undone" in flash.group(1)
-        assert "a `y` to `teamlore memory confirm` stores it at once" in " ".join(
-            flash.group(1).split()
-        ), flash.group(1)
+        said = html.unescape(" ".join(flash.group(1).split()))
+        assert "a `y` to `teamlore memory confirm` stores it at once" in said, said
+        assert (  # runnable as printed, without a terminal too
+            f"`teamlore memory discard --candidate {short_candidate_id(c3)}"
+            " --reason 'its confirmation is taken back'`"
+        ) in said, said
 
         # staged since the queue page loaded (one recall task takes one batch: the page is
         # made to have loaded the queue without it): it joins the queue, waiting for a decision

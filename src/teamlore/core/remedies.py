@@ -16,7 +16,8 @@ REVIEW_AGAIN = "Review again (`teamlore memory review`), then confirm anew."
 CANNOT_BE_PROMOTED = "it cannot be promoted as it is"
 BLOCKED_BY_LINT = "blocked by lint"
 MEMORY_CHANGED = "team memory changed since it was synthesized"
-NOT_ADJUDICATED = "not adjudicated"  # a staged draft whose adjudication waits
+NOT_ADJUDICATED = "not adjudicated"  # a staged draft whose adjudication waits or failed
+CONFIRMATION_TAKEN_BACK = "its confirmation is taken back"  # no operation undoes a stored one
 
 
 def discard_command(candidate: str, reason: str, *, extract_again: bool = False) -> str:

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from teamlore.core import db, errors
 from teamlore.core.analyzer import ANALYZER_VERSION
+from teamlore.core.remedies import CANNOT_BE_PROMOTED, discard_command
 from teamlore.core.shapes.strict import WIRE
 from teamlore.core.timeutil import format_instant
 from teamlore.memory.assembled import with_assembled_conflicts
@@ -210,10 +211,9 @@ def _made_again(plan: PlanState) -> str:
     if "consolidation-patch" in plan.kinds:
         # its run awaits review until the candidate goes, and synthesize waits for that
         patch = next((c for c in plan.candidate_ids if c.startswith("patch-")), "…")
-        return (
-            f"discard the consolidation (`teamlore memory discard --candidate {patch}`), then"
-            " synthesize again (`teamlore memory synthesize`)"
-        )
+        discard = discard_command(patch, CANNOT_BE_PROMOTED)
+        synthesize = "teamlore memory synthesize"
+        return f"discard the consolidation (`{discard}`), then synthesize again (`{synthesize}`)"
     if "skill" in plan.kinds:
         return "review again and prepare a new plan (`teamlore memory confirm --kind skill`)"
     return "review again and prepare a new plan (`teamlore memory confirm`)"

@@ -4,6 +4,7 @@ the operation unchanged (the same as the CLI and MCP report); this adds the next
 from __future__ import annotations
 
 from teamlore.core import errors
+from teamlore.core.remedies import CANNOT_BE_PROMOTED, discard_command
 
 _REVIEW_AGAIN = (
     "The plan was voided because something it bound changed. Open the queue: the candidates and "
@@ -11,8 +12,9 @@ _REVIEW_AGAIN = (
 )
 
 _EXTRACT_AGAIN = (
-    "Open the candidate and use Discard and extract again (`teamlore memory discard --candidate "
-    "ID --extract-again`): its turns go back, and the agent drafts it again from the next recall."
+    "Open the candidate and use Discard and extract again "
+    f"(`{discard_command('ID', CANNOT_BE_PROMOTED, extract_again=True)}`): its turns go back, "
+    "and the agent drafts it again from the next recall."
 )
 
 ADVICE: dict[str, str] = {

@@ -26,7 +26,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from teamlore.core import errors
-from teamlore.core.remedies import BLOCKED_BY_LINT, discard_command
+from teamlore.core.remedies import BLOCKED_BY_LINT, CONFIRMATION_TAKEN_BACK, discard_command
 from teamlore.ops.memory.promote import current_plan_states, pending_plans
 from teamlore.ops.memory.review import (
     FROM_TURNS,
@@ -259,8 +259,7 @@ async def candidate(request: Request) -> Response:
 _NOT_UNDOABLE = (
     "Nothing was undone: this statement's confirmation is stored (a `y` to `teamlore memory "
     "confirm` stores it at once, a plan prepared here or in a terminal stores it too). To take "
-    "it back, discard the candidate (Discard below, or `teamlore memory discard --candidate {0} "
-    "--reason …`): that voids any plan it is in."
+    "it back, discard the candidate (Discard below, or `{0}`): that voids any plan it is in."
 )
 
 
@@ -318,7 +317,13 @@ async def decide(request: Request) -> Response:
     if item.get("blocked") and verdict != "undo":  # the page offers no Confirm for it
         return error_page(request, _blocked(item, statement_id), "Candidate")
     if verdict == "undo" and not state.decisions.undoable(item, statement):
-        state.flash(request, "error", _NOT_UNDOABLE.format(short_candidate_id(candidate_id)))
+        state.flash(
+            request,
+            "error",
+            _NOT_UNDOABLE.format(
+                discard_command(short_candidate_id(candidate_id), CONFIRMATION_TAKEN_BACK)
+            ),
+        )
         return redirect(f"{back}#s-{statement_id}")
     if verdict == "undo":
         state.decisions.forget(candidate_id, statement_id)

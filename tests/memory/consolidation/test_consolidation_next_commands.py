@@ -7,6 +7,7 @@ that awaits review; `memory confirm --kind consolidation` asks about operations.
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +135,8 @@ def test_following_status_on_a_voided_consolidation_plan_gets_a_new_task(walk: W
     [voided] = status["plansVoided"]
     discard = voided["next"].split("`")[1]  # the first command it names
     assert discard.startswith("teamlore memory discard --candidate patch-consolidate-")
-    done = walk.cli(*discard.split()[1:], "--reason", "a pull voided its plan")
+    assert discard.endswith(" --reason 'it cannot be promoted as it is'")
+    done = walk.cli(*shlex.split(discard)[1:])  # as printed: no terminal, so it needs its reason
     assert done.returncode == 0, done.stdout + done.stderr
     again = walk.answer("memory", "synthesize")
     assert again["status"] == "task", again

@@ -294,7 +294,10 @@ def test_drafts_whose_adjudication_failed_are_listed_for_discard(flow: Flow) -> 
     result = flow.review()
     assert result["items"] == []
     assert [f["candidateId"] for f in result["failed"]] == [cid]
-    assert result["failed"][0]["next"] == f"teamlore memory discard --candidate {cid}"
+    # runnable as printed without a terminal, where `memory discard` needs its --reason
+    assert result["failed"][0]["next"] == (
+        f"teamlore memory discard --candidate {cid} --reason 'not adjudicated'"
+    )
 
 
 def test_candidates_whose_ids_would_collide_are_shown_the_files_a_prepare_of_all_writes(

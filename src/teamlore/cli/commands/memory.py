@@ -209,15 +209,34 @@ def _render_voided_plans(voided: list[dict[str, Any]]) -> None:
     # what makes each again (`next`: a consolidation is synthesized again, entries reviewed)
     todo = {short_candidate_id(plan.get("next") or "") for plan in voided}
     said = f": {todo.pop()}" if len(todo) == 1 else ""
-    for line in _lines(f"Promotion    {waiting} prepared can no longer be promoted", said):
-        say(styled(line, "yellow") if line.startswith("Promotion") else line)
+    _say_commands_fitting(f"Promotion    {waiting} prepared can no longer be promoted", said)
     for plan in voided[:5]:
         why = f"{short_candidate_id(plan['why'])} ({plan['voidCode']})"
         if not said:
             why += f"; {short_candidate_id(plan['next'])}"
-        for line in _lines(f"  {plan['planId']}: ", why, indent=4):
-            say(line)
+        _say_commands_fitting(f"  {plan['planId']}: ", why, indent=4)
     say_how_many_more(5, len(voided))
+
+
+_IN_PARENTHESES = re.compile(r" ?\(`(teamlore [^`]*)`\)")
+
+
+def _say_commands_fitting(lead: str, text: str, indent: int = 2) -> None:
+    """`_lines`, the lead in yellow when it is a heading; a `(command)` too wide for the line
+    (a discard with its --reason) is taken out of the sentence and said under it, broken
+    before a flag as `say_command` breaks it, so every line fits the width."""
+    from rich.cells import cell_len
+
+    lines = _lines(lead, text, indent)
+    commands = _IN_PARENTHESES.findall(text)
+    if commands and _at_width() and any(cell_len(line) > stdout.width for line in lines):
+        lines = _lines(lead, f"{_IN_PARENTHESES.sub('', text)}:", indent)
+    else:
+        commands = []
+    for line in lines:
+        say(styled(line, "yellow") if line.startswith("Promotion") else line)
+    for command in commands:
+        say_command(command, indent=indent + 2)
 
 
 def _render_recovery(recovery: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from teamlore.core.canonical import digest
+from teamlore.core.remedies import NOT_ADJUDICATED, discard_command
 from teamlore.core.timeutil import format_instant
 from teamlore.memory.promotion.rendered import RenderContext
 from teamlore.memory.promotion.rendering import candidate_kind, preview_candidate, wire_kind
@@ -136,7 +137,7 @@ def review_queue(
                     "revision": int(row[4]),
                     "adjudication": "failed",
                     "content": payload.get("content", ""),
-                    "next": f"teamlore memory discard --candidate {row[0]}",
+                    "next": discard_command(row[0], NOT_ADJUDICATED),
                 }
             )
             continue
