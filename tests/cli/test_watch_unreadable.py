@@ -218,6 +218,16 @@ def test_a_folder_made_unreadable_while_it_runs_is_logged_and_synced_once_readab
         server.wait(lambda: turns_of(world, SESSION.format(1)) == ["q1", "q2"], "not synced")
         world.lock(project)  # unreadable again: logged again
         server.wait(lambda: len(server.events("folder-unreadable")) == 2, "not logged again")
+
+        # deleted while unreadable (no mode change comes), then a folder of its name made
+        # unreadable: it was still held as unreadable, so that one went unlogged
+        shutil.rmtree(project)
+        time.sleep(1)  # the watch sees the deletion, the server its next check
+        project.mkdir()
+        world.hand_over()
+        time.sleep(1)  # the watch takes the new folder in before its mode changes
+        world.lock(project)
+        server.wait(lambda: len(server.events("folder-unreadable")) == 3, "the new one unlogged")
     finally:
         server.proc.send_signal(signal.SIGTERM)
         assert server.proc.wait(timeout=60) == 0, server.log.read_text()

@@ -131,9 +131,13 @@ class Watcher(_WatchThread):
     def _readable_again(self, change: object, path: str) -> bool:
         """Whether `path` is a folder that can be read again (its mode or owner changed): sync
         what it holds. One that can no longer be read is added to `unreadable`, for the server
-        to log (the watch on it stays)."""
+        to log (the watch on it stays); one deleted leaves it, so a folder made under its name
+        and made unreadable in turn is logged too."""
         import watchfiles
 
+        if change == watchfiles.Change.deleted and self.unreadable:
+            # its deletion brings no mode change; a folder above it deleted takes it too
+            self.unreadable = tuple(f for f in self.unreadable if os.path.lexists(f))
         if change != watchfiles.Change.modified or os.path.islink(path) or not os.path.isdir(path):
             return False
         readable = _can_read(path)
