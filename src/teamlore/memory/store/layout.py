@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Literal, NamedTuple, TypeVar
 
-from teamlore.contracts._base import is_scene_name, scene_name_for
 from teamlore.core.errors import UNSAFE_PATH, TeamloreError
 from teamlore.memory.store.slugs import validate_slug
 
@@ -373,6 +372,9 @@ def scene_names_taken(
     renamed to (`Release.md` beside `release.md`, both from 0.1.0): renaming it as that finding
     advised merged two scenes without saying so. `slug.scene-name-taken` names the other file
     and asks for a name of its own (CHANGELOG, "Upgrading from 0.1.0")."""
+    # lint's path only: the contracts load pydantic, which memory search's start never needs
+    from teamlore.contracts._base import is_scene_name, scene_name_for
+
     by_name: dict[str, list[str]] = {}
     for path in files:
         file = PurePosixPath(path)
