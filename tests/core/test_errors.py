@@ -4,6 +4,8 @@ side (docs/seed-conformance.md)."""
 from __future__ import annotations
 
 import errno
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -152,3 +154,28 @@ def test_a_read_only_state_dir_names_the_file_and_why_in_words(
         "the state directory is read-only and this command needs to write to it"
         " (~/.local/state/teamlore/watch.lock: Read-only file system)",
     )
+
+
+def test_a_path_not_utf8_in_a_refusal_shows_its_bytes_escaped_so_json_and_mcp_replies_encode(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder whose name is not UTF-8 (Python holds its bytes as lone surrogates) made the
+    `--format json` refusal invalid UTF-8 and the MCP server's reply raise. The byte shows as
+    `\\xff`, as sync's diagnostics show it."""
+    from teamlore.cli.output import OutputFormat, fail_unexpected
+    from teamlore.mcp.server import _result
+
+    monkeypatch.setenv("HOME", "/home/mei")
+    monkeypatch.delenv("TEAMLORE_DEBUG", raising=False)
+    denied = PermissionError(
+        errno.EACCES, "Permission denied", os.fsdecode(b"/home/mei/r\xffepo/.threadshare/memory")
+    )
+    with pytest.raises(SystemExit):
+        fail_unexpected(denied, OutputFormat.json)
+    shown = json.loads(capsys.readouterr().out.encode("utf-8"))
+    assert shown["error"]["message"].endswith(
+        "(~/r\\xffepo/.threadshare/memory: Permission denied)"
+    )
+    failure = refusals.redacted(refusals.refusal_for(denied))
+    reply = _result({"error": failure.to_json(for_tool=True)}, is_error=True)
+    assert "…/memory: Permission denied" in reply.content[0].text

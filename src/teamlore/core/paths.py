@@ -230,7 +230,7 @@ def from_here(path: str) -> Path:
     return given if given.is_absolute() else working_directory() / given
 
 
-def escaped_path(path: Path | str) -> str:
+def escaped_path(path: Path | str | bytes) -> str:
     """`path` as text that encodes to UTF-8: a byte the file system holds that is not UTF-8
     (a name Python decoded with surrogate escapes) shows as `\\xNN`."""
     return os.fsencode(path).decode("utf-8", "backslashreplace")

@@ -25,6 +25,7 @@ from teamlore.core.errors import (
     ErrorCode,
     TeamloreError,
 )
+from teamlore.core.paths import escaped_path
 
 _SQLITE_FULL, _SQLITE_CORRUPT, _SQLITE_NOTADB, _SQLITE_READONLY, _SQLITE_IOERR = 13, 11, 26, 8, 10
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
@@ -219,7 +220,7 @@ def _os_error_detail(exc: BaseException) -> str:
     named = [name for name in (exc.filename, exc.filename2) if name is not None]
     if not all(isinstance(name, str | bytes) for name in named):
         return shown_paths(str(exc))  # a file given as a descriptor: Python's words say which
-    files = " -> ".join(os.fsdecode(name) for name in named)
+    files = " -> ".join(escaped_path(name) for name in named)  # `\xff`: JSON stays UTF-8
     return shown_paths(f"{files}: {exc.strerror}" if files else exc.strerror)
 
 
