@@ -69,8 +69,9 @@ def excerpt(text: str, cells: int = EXCERPT_CELLS) -> str:
     character) boundary and ended with `…`."""
     flat = " ".join(text.split())
     # characters are counted too: combining marks (a German or Vietnamese text in NFD, as
-    # macOS pastes it) and zero-width characters take no cell, and a summary holds 240 at most
-    if text_width(flat) <= cells and len(flat) <= cells:
+    # macOS pastes it) and zero-width characters take no cell, and a summary holds 240 at most;
+    # counted first, so a huge text (a 5 MB command) is not measured in cells to its end
+    if len(flat) <= cells and text_width(flat) <= cells:
         return flat
     room = cells - text_width(ELLIPSIS)
     used = end = 0
