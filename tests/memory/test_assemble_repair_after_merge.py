@@ -221,3 +221,31 @@ def test_the_git_add_the_note_names_runs_as_printed_for_a_path_with_a_space(
     assert command is not None, note
     subprocess.run(["sh", "-c", command[1]], cwd=root, check=True)
     assert git(root, "status", "--porcelain") == 'M  "team notes.md"'  # merged, staged
+
+
+def test_the_git_add_the_note_names_takes_a_bracketed_name_as_it_is_not_as_a_pattern(
+    tmp_path: Path,
+) -> None:
+    """`git add '[slug].ts'` is a pattern to git: it staged the untracked `s.ts` beside the
+    Skill's `[slug].ts` and left the stopped merge's file unmerged. The note's command reads
+    each path literally."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "[slug].ts").write_text("base\n")
+    commit_all(root, "base")
+    git(root, "checkout", "-q", "-b", "theirs")
+    (root / "[slug].ts").write_text("theirs\n")
+    commit_all(root, "theirs")
+    git(root, "checkout", "-q", "main")
+    (root / "[slug].ts").write_text("ours\n")
+    commit_all(root, "ours")
+    git_run(root, "merge", "-q", "theirs")  # stops on the conflict
+    (root / "s.ts").write_text("a draft of the person's own\n")
+
+    note = git_note(root, ["[slug].ts"], skills_folder=".claude/skills")
+
+    command = re.search(r"`(git [^`]*)` finishes the merge", note)
+    assert command is not None, note
+    subprocess.run(["sh", "-c", command[1]], cwd=root, check=True)
+    assert git(root, "status", "--porcelain").splitlines() == ["M  [slug].ts", "?? s.ts"]

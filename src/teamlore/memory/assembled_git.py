@@ -19,6 +19,7 @@ holds outside its block as committed, which the old block's text a lone END clos
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,6 +30,8 @@ from teamlore.memory.skill_copies import THEIRS_HEADS
 from teamlore.repo.git import run_git
 
 _UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}  # git status --porcelain's X and Y
+# what git reads in a path as a pattern (`*`, `?`, `[`, `\`), a pathspec's magic or a flag
+_PATHSPEC_MAGIC = re.compile(r"[*?\[\\]|^[:-]")
 
 
 def git_states(root: Path, paths: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -96,8 +99,17 @@ def still_unmerged(unmerged: list[str]) -> str:
     return (
         f"{_listed(unmerged)} {'is' if len(unmerged) == 1 else 'are'} still unmerged from "
         f"the stopped merge: check {'it' if len(unmerged) == 1 else 'them'}, then "
-        f"`git add {_words(unmerged)}` finishes the merge (and `git commit` records it)"
+        f"`{_git_add(unmerged)}` finishes the merge (and `git commit` records it)"
     )
+
+
+def _git_add(paths: Sequence[str]) -> str:
+    """The `git add` of `paths`, each taken as it is: git reads `*`, `?`, `[…]` (a Skill's
+    `[slug].ts`) as a pattern that adds files beside it, and a leading `:` or `-` as magic or a
+    flag, unless told otherwise, which the common path does without."""
+    if any(_PATHSPEC_MAGIC.search(path) for path in paths):
+        return f"git --literal-pathspecs add -- {_words(paths)}"
+    return f"git add {_words(paths)}"
 
 
 def _words(paths: Sequence[str]) -> str:
