@@ -277,3 +277,16 @@ def test_recall_leaves_out_a_skill_in_a_badly_named_directory(tmp_path: Path) ->
     assert left_out["code"] == "slug.invalid"
     assert left_out["file"] == ".threadshare/memory/skills/Release_Check/SKILL.md"
     assert left_out["why"].startswith("the Skill directory name must be lowercase")
+
+
+def test_thousands_of_skills_left_out_are_named_fifty_at_most_and_counted(
+    tmp_path: Path,
+) -> None:
+    """`notReturned` named every Skill left out: thousands of them alone passed the 128 KiB the
+    context keeps to. It names the first 50 in rank order; `total` - `returned` counts them."""
+    root = tree(tmp_path)
+    for i in range(120):
+        add_skill(root, f"chore-{i:03d}", "Routine work.")
+    context = skill_context(read_team_memory(root), "release")
+    assert context["total"] - context["returned"] == 100
+    assert context["notReturned"] == [f"chore-{i:03d}" for i in range(20, 70)]

@@ -9,7 +9,8 @@ context").
 - skillContext: every Skill when there are at most 20 and they total at most the budget
   (`selection: "all"`, name order); otherwise ranked by the query (`"ranked"`) and taken in
   order, at most 20: a Skill over the remaining budget is skipped and later, smaller ones still
-  fit. Every Skill not returned is named, in rank order, in `notReturned`.
+  fit. The Skills not returned are named, in rank order, in `notReturned`: the first 50, so
+  thousands of Skills keep the list small (`total` - `returned` counts them all).
 - memoryContext: scenes (score, heat, name), then the doctrine, then approved entries (score,
   priority, id); at most 40 items and the budget of content — an item over the remaining budget is
   skipped and later, smaller ones still fit. Items are never cut.
@@ -60,6 +61,7 @@ from teamlore.memory.store.tree_reader import Diagnostic, Kind, MemoryFile
 
 MEMORY_POLICY_VERSION = "skill-memory-first@1"
 MAX_CONTEXT_SKILLS = 20
+MAX_NOT_RETURNED_NAMES = 50
 MAX_CONTEXT_ITEMS = 40
 MAX_CONTEXT_BYTES = 128 * 1024
 SOURCE_DRIFT = "source-drift"  # tree_reader's code for a file that changed while it was read
@@ -246,7 +248,8 @@ def skill_context(
         )
         chosen, selection = _within_budget(ordered, budget), "ranked"
     returned = {s.name for s in chosen}
-    not_returned = [s.name for s in ordered if s.name not in returned]
+    left_out = [s.name for s in ordered if s.name not in returned]
+    not_returned = left_out[:MAX_NOT_RETURNED_NAMES]  # `total` - `returned` counts them all
     return {
         "capturePrompt": {
             "promptVersion": SKILL_CAPTURE_PROMPT_VERSION,
