@@ -42,7 +42,8 @@ class SkillStatement(ContractModel):
 
 class SkillDraft(ContractModel):
     """name ≤ 64 kebab-case; description 1..1024 without `<`, `>` or line breaks; body ≤ 64 KiB.
-    create ⇒ expectedContentDigest null; update ⇒ the sha256 of the current SKILL.md.
+    create ⇒ expectedContentDigest null; update ⇒ the sha256 of the current SKILL.md
+    with CRLF read as LF.
 
     `action` and `expectedContentDigest` may be left out (the seed's Skill candidate names
     neither): stage then derives them from the Skill as it is at that moment — update with its

@@ -75,7 +75,7 @@ def skill_bytes(candidate: SkillCandidate) -> bytes:
 def resolve_target(candidate: SkillCandidate, memory: TeamMemory) -> SkillCandidate:
     """`candidate` with the fields a seed-shaped one may leave out taken from `memory` now:
     memoryContextDigest, action (update when the Skill exists, else create) and, for an update,
-    expectedContentDigest (the current SKILL.md's sha256)."""
+    expectedContentDigest (the current SKILL.md's sha256, with CRLF read as LF)."""
     draft = candidate.skill
     if draft.derives_target:
         existing = memory.skill(draft.name)
