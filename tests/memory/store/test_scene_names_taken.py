@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from support import git, in_process, memory_init
+from support import entry_file, git, in_process, memory_init
 
 SCENES = ".threadshare/memory/scenes"
 
@@ -64,3 +64,23 @@ def test_a_lone_old_scene_name_is_still_renamed_as_the_upgrade_says(
     (finding,) = lint(root, home)
     assert (finding["file"], finding["rule"]) == (f"{SCENES}/chess_ui.md", "slug.scene-name")
     assert f"`git mv {SCENES}/chess_ui.md {SCENES}/chess-ui.md`" in finding["message"]
+
+
+def test_an_entry_whose_old_scene_name_is_taken_once_renamed_is_not_told_to_take_it(
+    tmp_path: Path, home: Path
+) -> None:
+    """One lint run told the scene file `Release.md` not to take `release` (another scene's) and
+    told its entry `scene: Release` to take it: the entry's finding says the name is taken too,
+    as the scene file's does. An entry of a lone old name still gets the rename."""
+    root = repository(tmp_path, home, "Release", "release", "chess_ui")
+    entries = root / ".threadshare/memory/entries"
+    for entry_id, old in (("tag-after-ci", "Release"), ("board-arrows", "chess_ui")):
+        text = entry_file(entry_id, "- a point").replace("scene: null", f"scene: {old}")
+        (entries / f"{entry_id}.md").write_text(text)
+    found = {(f["file"], f["rule"]): f["message"] for f in lint(root, home)}
+    taken = found[(".threadshare/memory/entries/tag-after-ci.md", "slug.scene-name-taken")]
+    assert "`release`" in taken and f"`{SCENES}/Release.md` and `{SCENES}/release.md`" in taken
+    assert "name it `release`" not in taken
+    assert (".threadshare/memory/entries/tag-after-ci.md", "slug.scene-name") not in found
+    lone = found[(".threadshare/memory/entries/board-arrows.md", "slug.scene-name")]
+    assert "name it `chess-ui` here" in lone

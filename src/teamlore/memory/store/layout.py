@@ -364,14 +364,22 @@ def refusal_fix(code: str) -> str | None:
 Finding = TypeVar("Finding")
 
 
+# the rename an entry's `slug.scene-name` advises (lint's `_scene_name_findings`)
+_ENTRY_RENAME = re.compile(r"; name it `(?P<meant>[^`]+)` here and in its scene file")
+
+
 def scene_names_taken(
-    files: Sequence[str], finding: Callable[[str, Literal["block"], str, str], Finding]
+    files: Sequence[str],
+    finding: Callable[[str, Literal["block"], str, str, int], Finding],
+    renames: Sequence[tuple[str, int, str]] = (),
 ) -> dict[tuple[str, str], Finding]:
     """The finding that replaces the `slug.scene-name` one of each scene file among `files`
     whose renamed name (the upgrade's renaming, `scene_name_for`) another scene file has or is
     renamed to (`Release.md` beside `release.md`, both from 0.1.0): renaming it as that finding
     advised merged two scenes without saying so. `slug.scene-name-taken` names the other file
-    and asks for a name of its own (CHANGELOG, "Upgrading from 0.1.0")."""
+    and asks for a name of its own (CHANGELOG, "Upgrading from 0.1.0"). An entry's
+    `slug.scene-name` among `renames` (file, line, message) that advises such a taken name
+    says so too, the same rule, rather than advise the merge."""
     # lint's path only: the contracts load pydantic, which memory search's start never needs
     from teamlore.contracts._base import is_scene_name, scene_name_for
 
@@ -394,5 +402,24 @@ def scene_names_taken(
                 f"of its own (`git mv {path} {SCENES_DIR}/<name>.md`) and write `scene: <name>` "
                 f"in the entries whose scene is {stem!r}"
             )
-            taken[(path, "slug.scene-name")] = finding("slug.scene-name-taken", "block", path, why)
+            taken[(path, "slug.scene-name")] = finding(
+                "slug.scene-name-taken", "block", path, why, 0
+            )
+    for path, line, message in renames:
+        advised = _ENTRY_RENAME.search(message)
+        meant = advised["meant"] if advised else ""
+        shared = by_name.get(meant, []) if meant else []
+        if len(shared) > 1:
+            why = (
+                f"field `scene`: renamed, it would be `{meant}`, the scene of "
+                f"{_listed_files(shared)}: that merges two scenes; give the scene file a name "
+                "of its own (its `slug.scene-name-taken` finding) and write that name here"
+            )
+            taken[(path, "slug.scene-name")] = finding(
+                "slug.scene-name-taken", "block", path, why, line
+            )
     return taken
+
+
+def _listed_files(paths: Sequence[str]) -> str:
+    return " and ".join(f"`{path}`" for path in paths)

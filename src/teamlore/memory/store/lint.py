@@ -212,7 +212,7 @@ def _scene_name_findings(scene: str, text: str, path: str) -> list[Finding]:
     meant = scene_name_for(scene)
     if meant is None:
         why = f"field `scene`: not a scene name: {SCENE_NAME_RULE}"
-    else:
+    else:  # layout.scene_names_taken reads the name advised here (`_ENTRY_RENAME`)
         why = (
             f"field `scene`: `{scene}` is not a scene name: {SCENE_NAME_RULE}; name it"
             f" `{meant}` here and in its scene file (`scenes/{meant}.md`)"
@@ -727,7 +727,8 @@ def lint_tree(
                     f"superseded_by names `{target}`, which is not an entry in this tree",
                 )
             )
-    taken = layout.scene_names_taken(linter.files, _finding)  # never merge two scenes
+    renames = [(f.file, f.line, f.message) for f in linter.findings if f.rule == "slug.scene-name"]
+    taken = layout.scene_names_taken(linter.files, _finding, renames)  # never merge two scenes
     return LintReport(
         files=sorted(linter.files),
         findings=_sorted([taken.get((f.file, f.rule), f) for f in linter.findings]),
