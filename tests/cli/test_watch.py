@@ -29,7 +29,7 @@ import pytest
 from test_cli import DATA, _imported_by, sources, sync_json
 from test_search_walk import teamlore_to_a_closed_pipe
 
-from support import refusal_lines, teamlore_cli
+from support import in_process, refusal_lines, teamlore_cli
 from teamlore.cli import warm, watch
 from teamlore.cli.watch import _peer_uid
 from teamlore.core.locations import state_dir_path
@@ -338,21 +338,28 @@ def test_a_sync_that_changed_nothing_is_not_logged_and_a_removed_file_is_said_re
     sys.path.insert(0, str(SRC.parent / "bench"))
     import corpus
 
+    def last_sync_at() -> str:
+        return str(json.loads(in_process("status", "--format", "json").stdout)["lastSyncAt"])
+
     sync_json(sources)
     (home / "config.toml").write_text(f'[sources]\nclaude = ["{sources / "claude"}"]\n')
-    # its next sync waits 5 s after the first: the search below syncs the grown file first
-    running = start_watch(tmp_path, None, "--min-interval", "5")
+    running = start_watch(tmp_path, None, "--min-interval", "0")
     try:
         grown = sources / "claude" / "synthetic-main.jsonl"
+        # held stopped, the watch sees the grown file only after the search below synced it
+        running.proc.send_signal(signal.SIGSTOP)
         corpus.append_turn(grown, "zqquiet", at_ms=1_780_000_000)
         search = ("sessions", "search", "zqquiet", "--lexical", "--format", "json")
         assert json.loads(teamlore_cli(*search, env=OWN_PROCESS).stdout)["hits"]
+        searched = last_sync_at()
+        running.proc.send_signal(signal.SIGCONT)
         turns = json.loads(teamlore_cli("status", "--format", "json").stdout)["turns"]
-        time.sleep(6)  # the watch synced the grown file meanwhile: it changed nothing
+        wait_until(lambda: last_sync_at() != searched)  # the watch synced it: it changed nothing
         grown.unlink()
         running.wait_for("synced", 2)
         time.sleep(1)  # nothing else comes
     finally:
+        running.proc.send_signal(signal.SIGCONT)  # held stopped still if the search failed
         running.proc.send_signal(signal.SIGTERM)
         assert running.proc.wait(timeout=60) == 0, running.log.read_text()
     removed = running.events("synced")[1:]
@@ -734,8 +741,13 @@ def test_a_watch_started_with_sighup_ignored_outlives_its_terminal(
     finally:
         signal.signal(signal.SIGHUP, ignoring)
     running.proc.send_signal(signal.SIGHUP)
+    # a request answered after the signal proves no handler took it: a handler stops the server
+    # at once, in the middle of a request too (a stopped server answers none); one turn of its
+    # loop (SELECT_SECONDS) then shows it did not stop between requests either
+    header, _, _ = warm._ask(str(running.socket), warm.request_for(["status", "--format", "json"]))
+    assert header["ok"] and running.answered_exactly(1)
     with pytest.raises(subprocess.TimeoutExpired):
-        running.proc.wait(timeout=1.5)
+        running.proc.wait(timeout=watch.SELECT_SECONDS)
     assert running.socket.exists() and not running.events("stopped")
     running.proc.terminate()
     assert running.proc.wait(timeout=60) == 0
@@ -1075,7 +1087,7 @@ def test_a_served_command_imports_only_the_client(server: Watch) -> None:
 
 
 def _doctor_watch_check() -> dict[str, Any]:
-    done = teamlore_cli("doctor", "--client", "codex", "--format", "json")
+    done = in_process("doctor", "--client", "codex", "--format", "json")
     checks = json.loads(done.stdout)["checks"]
     return next(c for c in checks if c["check"] == "watch")
 
