@@ -7,6 +7,7 @@ repository)."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -84,3 +85,18 @@ def test_an_entry_whose_old_scene_name_is_taken_once_renamed_is_not_told_to_take
     assert (".threadshare/memory/entries/tag-after-ci.md", "slug.scene-name") not in found
     lone = found[(".threadshare/memory/entries/board-arrows.md", "slug.scene-name")]
     assert "name it `chess-ui` here" in lone
+
+
+def test_the_rename_of_a_lone_old_scene_name_runs_as_printed_for_a_name_with_a_space(
+    tmp_path: Path, home: Path
+) -> None:
+    """`git mv .../Db Migrations.md .../db-migrations.md` unquoted was four words to the shell:
+    each path is one word, and the new name is the upgrade's renaming, as everywhere else."""
+    root = repository(tmp_path, home, "Db Migrations")
+    (finding,) = lint(root, home)
+    moved = f"{SCENES}/db-migrations.md"
+    command = f"git mv '{SCENES}/Db Migrations.md' {moved}"
+    assert f"`{command}`" in finding["message"], finding["message"]
+    git(root, "add", ".")
+    subprocess.run(["sh", "-c", command], cwd=root, check=True)
+    assert (root / moved).is_file()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import shlex
 from pathlib import PurePosixPath
 from typing import Any, Literal, NoReturn
 
@@ -24,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic import JsonValue as PydanticJsonValue
 from pydantic_core import PydanticCustomError
 
-from teamlore.contracts._base import SCENE_NAME_RULE, is_scene_name
+from teamlore.contracts._base import SCENE_NAME_RULE, is_scene_name, scene_name_for
 from teamlore.memory.store import frontmatter as fm
 from teamlore.memory.store.frontmatter import MAX_DOCUMENT_BYTES, MemoryFormatError
 from teamlore.memory.store.slugs import slug_problem
@@ -562,10 +563,11 @@ def load_scene(data: bytes | str, path: str) -> Scene:
 def _scene_file_misnamed(path: str, name: str) -> MemoryFormatError:
     """A scene is named by its file (it has no `name` field): an old-style file name
     (`scenes/db_migrations.md`) is refused with the rename that fixes it, on no line."""
-    fixed = re.sub(r"[\W_]+", "-", name.lower()).strip("-")[:64].rstrip("-")
+    fixed = scene_name_for(name)  # the upgrade's renaming, as lint's other advice uses
     parent = PurePosixPath(path.replace("\\", "/")).parent
-    rename = f"`git mv {path} {parent / fixed}.md`" if is_scene_name(fixed) else "`git mv`"
-    also = f" and write `scene: {fixed}` in the entries naming it" if is_scene_name(fixed) else ""
+    moved = f"{parent / fixed}.md" if fixed else ""
+    rename = f"`git mv {shlex.quote(path)} {shlex.quote(moved)}`" if fixed else "`git mv`"
+    also = f" and write `scene: {fixed}` in the entries naming it" if fixed else ""
     return MemoryFormatError(
         f"the file name makes the scene name {name!r}, and a scene is named by {SCENE_NAME_RULE}; "
         f"rename the file ({rename}){also}",
