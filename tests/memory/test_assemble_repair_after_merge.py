@@ -197,23 +197,28 @@ def test_the_first_assemble_names_intent_to_add_for_its_new_files(tmp_path: Path
     assert "see the changes with `git status` and `git diff`" in committed.stdout
 
 
+def stopped_merge(root: Path, name: str) -> Path:
+    """A repository at `root` whose merge of `theirs` stopped on a conflict in the file `name`."""
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / name).write_text("base\n")
+    commit_all(root, "base")
+    git(root, "checkout", "-q", "-b", "theirs")
+    (root / name).write_text("theirs\n")
+    commit_all(root, "theirs")
+    git(root, "checkout", "-q", "main")
+    (root / name).write_text("ours\n")
+    commit_all(root, "ours")
+    git_run(root, "merge", "-q", "theirs")  # stops on the conflict
+    return root
+
+
 def test_the_git_add_the_note_names_runs_as_printed_for_a_path_with_a_space(
     tmp_path: Path,
 ) -> None:
     """Each path is one shell word in the note's commands: `git add team notes.md` added two
     files that do not exist and left the merge stopped."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "team notes.md").write_text("base\n")
-    commit_all(root, "base")
-    git(root, "checkout", "-q", "-b", "theirs")
-    (root / "team notes.md").write_text("theirs\n")
-    commit_all(root, "theirs")
-    git(root, "checkout", "-q", "main")
-    (root / "team notes.md").write_text("ours\n")
-    commit_all(root, "ours")
-    git_run(root, "merge", "-q", "theirs")  # stops on the conflict
+    root = stopped_merge(tmp_path / "repo", "team notes.md")
 
     note = git_note(root, ["team notes.md"], skills_folder=".claude/skills")
 
@@ -229,18 +234,7 @@ def test_the_git_add_the_note_names_takes_a_bracketed_name_as_it_is_not_as_a_pat
     """`git add '[slug].ts'` is a pattern to git: it staged the untracked `s.ts` beside the
     Skill's `[slug].ts` and left the stopped merge's file unmerged. The note's command reads
     each path literally."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "[slug].ts").write_text("base\n")
-    commit_all(root, "base")
-    git(root, "checkout", "-q", "-b", "theirs")
-    (root / "[slug].ts").write_text("theirs\n")
-    commit_all(root, "theirs")
-    git(root, "checkout", "-q", "main")
-    (root / "[slug].ts").write_text("ours\n")
-    commit_all(root, "ours")
-    git_run(root, "merge", "-q", "theirs")  # stops on the conflict
+    root = stopped_merge(tmp_path / "repo", "[slug].ts")
     (root / "s.ts").write_text("a draft of the person's own\n")
 
     note = git_note(root, ["[slug].ts"], skills_folder=".claude/skills")
