@@ -118,3 +118,25 @@ def test_sessions_filtered_by_a_latin1_folder_say_it_cannot_be_registered(
     assert done.returncode == 1, done.stderr
     answer = json.loads(done.stdout.decode("utf-8"))  # strict: every byte UTF-8
     assert answer["error"]["code"] == "PATH_NOT_UTF8", answer
+
+
+def test_a_state_dir_named_in_latin1_opens_its_databases(tmp_path: Path) -> None:
+    """`TEAMLORE_HOME=~/st\\xf3te` was INTERNAL on every command (the database's URI was built
+    from the name's text, which cannot be UTF-8-encoded): the databases open at the name's real
+    bytes, and JSON shows the byte escaped."""
+    try:
+        os.mkdir(os.fsencode(tmp_path) + b"/st\xf3te")
+    except OSError as exc:  # a file system that takes UTF-8 names only
+        pytest.skip(f"the file system refuses a name that is not UTF-8: {exc}")
+    state = os.fsdecode(os.fsencode(tmp_path) + b"/st\xf3te")
+    env = {**os.environ, "TEAMLORE_HOME": state}
+    done = subprocess.run(
+        [sys.executable, "-m", "teamlore", "status", "--format", "json"],
+        capture_output=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    answer = json.loads(done.stdout.decode("utf-8"))  # strict: every byte UTF-8
+    assert answer["stateDir"].endswith("/st\\xf3te")
+    assert (Path(state) / "index.sqlite3").exists()

@@ -40,9 +40,10 @@ Migration = str  # one SQL script; its position in the list is its number (1-bas
 
 
 def sqlite_uri(path: Path | str, params: str = "") -> str:
-    """SQLite's URI of `path` with `params` (`mode=ro`): the path percent-escaped, so a state
-    dir whose name holds `?`, `#` or `%` is that folder, not URI parameters."""
-    escaped = quote(str(path))
+    """SQLite's URI of `path` with `params` (`mode=ro`): the path's bytes percent-escaped, so a
+    state dir whose name holds `?`, `#` or `%` is that folder, not URI parameters, and one whose
+    name is not UTF-8 (`st\\xf3te`) opens at its real bytes."""
+    escaped = quote(os.fsencode(path))
     # an absolute path after an empty authority (`file:///…`): `file://srv/…` names a host
     where = f"file://{escaped}" if escaped.startswith("/") else f"file:{escaped}"
     return where + (f"?{params}" if params else "")
