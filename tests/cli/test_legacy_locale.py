@@ -117,6 +117,6 @@ def test_teamlores_own_symbols_reach_a_latin1_terminal_as_ascii_stand_ins(
     from recall_world import sync
 
     sync(home, project.parent.parent / "codex", project)
-    listed = teamlore_cli("sessions", "list", cwd=project, env={**LATIN1, "COLUMNS": "60"})
+    listed = teamlore_cli("sessions", "list", cwd=project, env={**LATIN1, "COLUMNS": "30"})
     assert listed.returncode == 0, listed.stderr
     assert "..." in listed.stdout and "\\u2026" not in listed.stdout
