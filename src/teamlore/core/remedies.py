@@ -7,8 +7,6 @@ worktree`) take that one (core/errors.py) and need no line here.
 
 from __future__ import annotations
 
-import shlex
-
 REVIEW_AGAIN = "Review again (`teamlore memory review`), then confirm anew."
 
 # why teamlore advises a discard, given as its `--reason` (a discard cannot be undone, so one
@@ -25,6 +23,8 @@ def discard_command(candidate: str, reason: str, *, extract_again: bool = False)
     with or without a terminal: with the `--reason` it needs there (why teamlore advises it);
     `--extract-again` (its turns go back) last."""
     again = " --extract-again" if extract_again else ""
+    import shlex  # advice only: a short command's start stays within its budget
+
     quoted = f"--candidate {shlex.quote(candidate)} --reason {shlex.quote(reason)}"
     return f"teamlore memory discard {quoted}{again}"
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import shlex
 from pathlib import PurePosixPath
 from typing import Any, Literal, NoReturn
 
@@ -563,6 +562,8 @@ def load_scene(data: bytes | str, path: str) -> Scene:
 def _scene_file_misnamed(path: str, name: str) -> MemoryFormatError:
     """A scene is named by its file (it has no `name` field): an old-style file name
     (`scenes/db_migrations.md`) is refused with the rename that fixes it, on no line."""
+    import shlex  # a refusal's path only: a short command's start stays within its budget
+
     fixed = scene_name_for(name)  # the upgrade's renaming, as lint's other advice uses
     parent = PurePosixPath(path.replace("\\", "/")).parent
     moved = f"{parent / fixed}.md" if fixed else ""
