@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 from mcp.client.stdio import stdio_client
 
 from mcp import ClientSession, StdioServerParameters
-from support import git, teamlore_cli
+from support import git, git_run, teamlore_cli
 from teamlore.ops.registry import CAPABILITY_TIERS, OpContext, load_operations, run_operation
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory" / "promotion"))
@@ -105,9 +104,7 @@ def test_a_promotion_into_a_stopped_merge_says_what_finishes_it_as_assemble_does
     target.write_text("ours\n")
     git(world.root, "add", A)
     git(world.root, "commit", "-q", "-m", "ours")
-    stopped = subprocess.run(
-        ["git", "merge", "-q", "theirs"], cwd=world.root, capture_output=True, check=False
-    )
+    stopped = git_run(world.root, "merge", "-q", "theirs")  # with an identity, as any user
     assert stopped.returncode != 0 and (world.root / ".git" / "MERGE_HEAD").exists()
     target.unlink()
 
